@@ -1,0 +1,77 @@
+"""Dependency-free types of ChatLedger: chunks, extraction schema, records, field table."""
+
+from chatledger.core._chunk import Chunk, Message
+from chatledger.core._errors import ChatLedgerError, InputError
+from chatledger.core._fields import (
+    CONFIDENCE_FIELDS,
+    FIELDS_V1,
+    FIELDS_V3,
+    SCHEMA_FIELDS,
+    SCHEMA_WEIGHTS,
+    WEIGHTS_V1,
+    WEIGHTS_V3,
+)
+from chatledger.core._record import ExtractionRecord, Problem, RecordStatus, Usage
+from chatledger.core._registry import Registry
+from chatledger.core._schema import (
+    SCHEMA_MODELS,
+    ActionItem,
+    Assumption,
+    Claim,
+    Decision,
+    EmotionalArc,
+    Entity,
+    Extraction,
+    ExtractionV1,
+    ExtractionV3,
+    Link,
+    NegotiationMove,
+    OpenQuestion,
+    Phase,
+    QAPair,
+    ToneReading,
+    TurningPoint,
+    WarningItem,
+    extraction_json_schema,
+)
+from chatledger.core._vocabulary import DEFAULT_VOCABULARY, Vocabulary
+
+__all__ = [
+    "CONFIDENCE_FIELDS",
+    "DEFAULT_VOCABULARY",
+    "FIELDS_V1",
+    "FIELDS_V3",
+    "SCHEMA_FIELDS",
+    "SCHEMA_MODELS",
+    "SCHEMA_WEIGHTS",
+    "WEIGHTS_V1",
+    "WEIGHTS_V3",
+    "ActionItem",
+    "Assumption",
+    "ChatLedgerError",
+    "Chunk",
+    "Claim",
+    "Decision",
+    "EmotionalArc",
+    "Entity",
+    "Extraction",
+    "ExtractionRecord",
+    "ExtractionV1",
+    "ExtractionV3",
+    "InputError",
+    "Link",
+    "Message",
+    "NegotiationMove",
+    "OpenQuestion",
+    "Phase",
+    "Problem",
+    "QAPair",
+    "RecordStatus",
+    "Registry",
+    "ToneReading",
+    "TurningPoint",
+    "Usage",
+    "Vocabulary",
+    "WarningItem",
+    "extraction_json_schema",
+]

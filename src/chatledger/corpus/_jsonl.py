@@ -1,0 +1,201 @@
+"""Readers for the chunk and extraction JSON Lines formats (DESIGN.md §2).
+
+Chunks are the user's own input, so any bad line stops the read with an :class:`InputError`
+naming file, line and field. Extraction files are model output: a bad line is *recorded* as an
+invalid extraction of its chunk (and counted), never dropped and never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from chatledger.core import (
+    DEFAULT_VOCABULARY,
+    Chunk,
+    ExtractionRecord,
+    ExtractionV3,
+    InputError,
+    Problem,
+    RecordStatus,
+    Usage,
+    Vocabulary,
+)
+
+_CHUNK_ID = re.compile(r'"chunk_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _loc(loc: tuple[int | str, ...], prefix: str = "") -> str:
+    parts = [prefix] if prefix else []
+    parts.extend(str(p) for p in loc)
+    return ".".join(parts)
+
+
+def _first_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
+    err = exc.errors(include_url=False)[0]
+    extra = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return _loc(tuple(err["loc"]), prefix), f"{err['msg']}{extra}"
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    if path.is_dir():
+        raise InputError("is a directory, expected a .jsonl file", path=path)
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 ({exc.reason})", path=path, line=number) from None
+            if text.strip():
+                yield number, text
+
+
+def read_chunks(path: str | Path) -> list[Chunk]:
+    """Read ``chunks.jsonl``; the first bad line raises an :class:`InputError`."""
+    path = Path(path)
+    chunks: list[Chunk] = []
+    first_line: dict[str, int] = {}
+    for number, text in _lines(path):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", path=path, line=number) from None
+        if not isinstance(data, dict):
+            raise InputError("expected a JSON object (one chunk per line)", path=path, line=number)
+        try:
+            chunk = Chunk.model_validate(data)
+        except ValidationError as exc:
+            where, msg = _first_error(exc)
+            raise InputError(msg, path=path, line=number, field=where) from None
+        if chunk.chunk_id in first_line:
+            raise InputError(
+                f"duplicate chunk_id {chunk.chunk_id!r} "
+                f"(first on line {first_line[chunk.chunk_id]})",
+                path=path,
+                line=number,
+                field="chunk_id",
+            )
+        first_line[chunk.chunk_id] = number
+        chunks.append(chunk)
+    if not chunks:
+        raise InputError("no chunks in file", path=path)
+    return chunks
+
+
+@dataclass
+class ExtractionFile:
+    """All records of one extraction file, keyed by chunk id, plus what could not be attributed."""
+
+    path: str
+    model: str
+    records: dict[str, ExtractionRecord] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def get(self, chunk_id: str) -> ExtractionRecord:
+        record = self.records.get(chunk_id)
+        return record if record is not None else ExtractionRecord.missing(chunk_id, self.model)
+
+    @property
+    def invalid_count(self) -> int:
+        return sum(1 for r in self.records.values() if r.status is RecordStatus.INVALID)
+
+
+def parse_extraction_line(
+    text: str, *, path: str, line: int, vocabulary: Vocabulary | None = None
+) -> tuple[ExtractionRecord | None, Problem | None]:
+    """Parse one line into (record, problem); the record is None when no chunk id is known."""
+    context = {"vocabulary": vocabulary} if vocabulary is not None else None
+
+    def invalid(
+        chunk_id: str | None, model: str, where: str, msg: str
+    ) -> tuple[ExtractionRecord | None, Problem]:
+        problem = Problem(path=path, line=line, field=where, message=msg)
+        if chunk_id is None:
+            return None, problem
+        record = ExtractionRecord(
+            chunk_id=chunk_id, model=model, status=RecordStatus.INVALID, problems=(problem,)
+        )
+        return record, problem
+
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        match = _CHUNK_ID.search(text)
+        chunk_id = json.loads(f'"{match.group(1)}"') if match else None
+        return invalid(chunk_id, "", "", f"not valid JSON ({exc.msg})")
+    if not isinstance(data, dict):
+        return invalid(None, "", "", "expected a JSON object")
+    chunk_id = data.get("chunk_id")
+    if not isinstance(chunk_id, str) or not chunk_id:
+        return invalid(None, "", "chunk_id", "missing or not a string")
+    model = data.get("model") if isinstance(data.get("model"), str) else ""
+    assert isinstance(model, str)
+    if "extraction" not in data:
+        return invalid(chunk_id, model, "extraction", "missing")
+    raw = data["extraction"]
+    if not isinstance(raw, dict):
+        return invalid(chunk_id, model, "extraction", "expected a JSON object")
+    try:
+        extraction = ExtractionV3.model_validate(raw, context=context)
+    except ValidationError as exc:
+        where, msg = _first_error(exc, "extraction")
+        return invalid(chunk_id, model, where, msg)
+    try:
+        usage = Usage.model_validate(data.get("usage") or {})
+    except ValidationError as exc:
+        where, msg = _first_error(exc, "usage")
+        return invalid(chunk_id, model, where, msg)
+    record = ExtractionRecord(
+        chunk_id=chunk_id,
+        model=model,
+        status=RecordStatus.OK,
+        extraction=extraction,
+        usage=usage,
+    )
+    return record, None
+
+
+def read_extractions(path: str | Path, *, vocabulary: Vocabulary | None = None) -> ExtractionFile:
+    """Read a model's extraction file; bad lines become invalid records, never exceptions."""
+    path = Path(path)
+    vocab = (
+        vocabulary
+        if vocabulary is not None and vocabulary.values is not DEFAULT_VOCABULARY
+        else None
+    )
+    result = ExtractionFile(path=str(path), model="")
+    first_line: dict[str, int] = {}
+    for number, text in _lines(path):
+        record, problem = parse_extraction_line(text, path=str(path), line=number, vocabulary=vocab)
+        if problem is not None:
+            result.problems.append(problem)
+        if record is None:
+            continue
+        if not result.model and record.model:
+            result.model = record.model
+        if record.chunk_id in first_line:
+            result.problems.append(
+                Problem(
+                    path=str(path),
+                    line=number,
+                    field="chunk_id",
+                    message=(
+                        f"duplicate chunk_id {record.chunk_id!r} ignored "
+                        f"(first on line {first_line[record.chunk_id]})"
+                    ),
+                )
+            )
+            continue
+        first_line[record.chunk_id] = number
+        result.records[record.chunk_id] = record
+    if not result.model:
+        result.model = path.stem
+    return result

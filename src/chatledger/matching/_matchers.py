@@ -1,0 +1,71 @@
+"""Text similarity matchers, registered by name (DESIGN.md §3).
+
+``token_set`` is the source methodology's matcher and the default, kept for comparability. Its
+known pitfall: a one-word text scores 100 against any text containing that word. ``guarded``
+scales the same score by how much of the longer text the shorter one can cover: full score when
+the shorter has at least half as many tokens, linearly less below that. A one-word prediction
+against an eight-word claim scores at most 25 instead of 100.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from chatledger.core import Registry
+from chatledger.matching._kernel import FloatMatrix, preprocess, token_set_matrix
+
+MATCHERS: Registry[type[TextMatcher]] = Registry("matcher")
+
+
+class TextMatcher(ABC):
+    """Similarity of every pair of texts, on 0–100."""
+
+    name: str = ""
+
+    @abstractmethod
+    def matrix(self, a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
+        """Scores for already-preprocessed texts (see :func:`preprocess`)."""
+
+    def similarity(self, a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
+        """Scores for raw texts."""
+        return self.matrix(preprocess(a), preprocess(b))
+
+    def pair(self, a: str, b: str) -> float:
+        return float(self.similarity([a], [b])[0, 0])
+
+
+@MATCHERS.register("token_set")
+class TokenSetMatcher(TextMatcher):
+    """RapidFuzz ``token_set_ratio`` with ``default_process`` (the source methodology's matcher)."""
+
+    name = "token_set"
+
+    def matrix(self, a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
+        return token_set_matrix(a, b)
+
+
+@MATCHERS.register("guarded")
+class GuardedMatcher(TextMatcher):
+    """``token_set_ratio`` × min(1, 2·short/long token count): no credit for a lone keyword."""
+
+    name = "guarded"
+
+    def matrix(self, a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
+        scores = token_set_matrix(a, b)
+        if scores.size == 0:
+            return scores
+        len_a = np.array([max(len(t.split()), 1) for t in a], dtype=np.float64)
+        len_b = np.array([max(len(t.split()), 1) for t in b], dtype=np.float64)
+        short = np.minimum.outer(len_a, len_b)
+        long = np.maximum.outer(len_a, len_b)
+        factor = np.minimum(1.0, 2.0 * short / long)
+        guarded: FloatMatrix = scores * factor
+        return guarded
+
+
+def get_matcher(name: str) -> TextMatcher:
+    """Build a registered matcher by name."""
+    return MATCHERS.get(name)()

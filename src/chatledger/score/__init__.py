@@ -1,0 +1,30 @@
+"""Layer 1: field-by-field scoring of a challenger extraction against a reference."""
+
+from chatledger.score import _fields as _fields  # registers the 17 field scorers
+from chatledger.score._calibration import expected_calibration_error
+from chatledger.score._config import ScoringConfig, Thresholds, load_scoring_config
+from chatledger.score._context import ChunkContext, ScoringContext
+from chatledger.score._fields import f1, jaccard, normalise_url
+from chatledger.score._run import ChunkResult, FieldSummary, ScoreReport, score_chunk, score_records
+from chatledger.score._types import FIELD_SCORERS, FieldScore, ScorerSpec, field_scorer
+
+__all__ = [
+    "FIELD_SCORERS",
+    "ChunkContext",
+    "ChunkResult",
+    "FieldScore",
+    "FieldSummary",
+    "ScoreReport",
+    "ScorerSpec",
+    "ScoringConfig",
+    "ScoringContext",
+    "Thresholds",
+    "expected_calibration_error",
+    "f1",
+    "field_scorer",
+    "jaccard",
+    "load_scoring_config",
+    "normalise_url",
+    "score_chunk",
+    "score_records",
+]

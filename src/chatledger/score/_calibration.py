@@ -1,0 +1,30 @@
+"""Expected calibration error (Guo et al. 2017), DESIGN.md §3 field 10."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+N_BINS = 10
+
+
+def expected_calibration_error(pairs: Sequence[tuple[float, bool]], n_bins: int = N_BINS) -> float:
+    """Σ_bins |B|/n · |accuracy(B) − mean confidence(B)| over bins ((m−1)/n_bins, m/n_bins].
+
+    A confidence of exactly 0 falls in the first bin; empty bins are skipped. Confidences are
+    rounded to 9 decimals before binning so that 0.3 lands in (0.2, 0.3], not (0.3, 0.4].
+    """
+    if not pairs:
+        raise ValueError("ECE of no items is undefined")
+    conf = np.fromiter((c for c, _ in pairs), dtype=np.float64, count=len(pairs))
+    correct = np.fromiter((k for _, k in pairs), dtype=np.float64, count=len(pairs))
+    if np.any((conf < 0) | (conf > 1)) or not np.all(np.isfinite(conf)):
+        raise ValueError("confidences must lie in [0, 1]")
+    bins = np.clip(np.ceil(np.round(conf * n_bins, 9)).astype(np.int64) - 1, 0, n_bins - 1)
+    counts = np.bincount(bins, minlength=n_bins).astype(np.float64)
+    conf_sum = np.bincount(bins, weights=conf, minlength=n_bins)
+    hit_sum = np.bincount(bins, weights=correct, minlength=n_bins)
+    filled = counts > 0
+    gap = np.abs(hit_sum[filled] - conf_sum[filled])  # = |B|·|acc(B) − conf(B)|
+    return float(gap.sum() / len(pairs))

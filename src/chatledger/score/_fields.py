@@ -1,0 +1,416 @@
+"""The 17 layer-1 field scorers, exactly as DESIGN.md §3 specifies them.
+
+Shared rules: both sides empty → 1.0 (every component 1); one side empty → 0.0; a component
+taken "over matched pairs" with no matched pair is 0.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+
+from chatledger.core import CONFIDENCE_FIELDS, ExtractionV3, Phase
+from chatledger.matching import FloatMatrix, assign, preprocess
+from chatledger.score._calibration import expected_calibration_error
+from chatledger.score._context import ScoringContext
+from chatledger.score._types import FieldScore, field_scorer
+
+PR = ("precision", "recall")
+
+
+def f1(matches: float, n_pred: int, n_ref: int) -> tuple[float, float, float]:
+    """(precision, recall, F1); both empty → 1, one empty → 0."""
+    if n_pred == 0 and n_ref == 0:
+        return 1.0, 1.0, 1.0
+    if n_pred == 0 or n_ref == 0 or matches <= 0:
+        return 0.0, 0.0, 0.0
+    precision = matches / n_pred
+    recall = matches / n_ref
+    return precision, recall, 2 * precision * recall / (precision + recall)
+
+
+def jaccard(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    sa, sb = set(a), set(b)
+    if not sa and not sb:
+        return 1.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def _text_f1_field(
+    key: str, ref: Sequence[str], pred: Sequence[str], ctx: ScoringContext
+) -> FieldScore:
+    if not ref and not pred:
+        return FieldScore.agree(PR)
+    if not ref or not pred:
+        return FieldScore.zero(PR, len(ref), len(pred))
+    rows, _ = ctx.match_texts(key, ref, pred)
+    p, r, score = f1(len(rows), len(pred), len(ref))
+    return FieldScore(score, {"precision": p, "recall": r}, len(ref), len(pred))
+
+
+def _set_f1_field(ref: set[Hashable], pred: set[Hashable]) -> FieldScore:
+    if not ref and not pred:
+        return FieldScore.agree(PR)
+    p, r, score = f1(len(ref & pred), len(pred), len(ref))
+    return FieldScore(score, {"precision": p, "recall": r}, len(ref), len(pred))
+
+
+@field_scorer("topics", PR)
+def score_topics(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    return _text_f1_field("topics", ref.topics, pred.topics, ctx)
+
+
+@field_scorer("entities", (*PR, "exact_share"))
+def score_entities(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    """Lenient NER F1: name fuzzy ≥ 0.70 and same type; credit 1 exact name, 0.5 fuzzy only."""
+    names = ("precision", "recall", "exact_share")
+    n_ref, n_pred = len(ref.entities), len(pred.entities)
+    if not n_ref and not n_pred:
+        return FieldScore.agree(names)
+    if not n_ref or not n_pred:
+        return FieldScore.zero(names, n_ref, n_pred)
+    ref_names = preprocess([e.name for e in ref.entities])
+    pred_names = preprocess([e.name for e in pred.entities])
+    scores = ctx.matcher.matrix(ref_names, pred_names)
+    same_type = np.array(
+        [[a.type == b.type for b in pred.entities] for a in ref.entities], dtype=bool
+    )
+    exact = np.array([[a == b for b in pred_names] for a in ref_names], dtype=bool)
+    scores = np.where(same_type, scores, 0.0)
+    # Prefer exact-name partners among equally good matches (never changes the match count).
+    rows, cols = assign(scores, 100.0 * ctx.config.thresholds.entity, bonus=0.5 * exact)
+    exact_hits = float(exact[rows, cols].sum())
+    credit = exact_hits + 0.5 * (len(rows) - exact_hits)
+    p, r, score = f1(credit, n_pred, n_ref)
+    share = exact_hits / len(rows) if len(rows) else 0.0
+    return FieldScore(score, {"precision": p, "recall": r, "exact_share": share}, n_ref, n_pred)
+
+
+@field_scorer("decisions", ("text_f1", "evidence_jaccard"))
+def score_decisions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    names = ("text_f1", "evidence_jaccard")
+    n_ref, n_pred = len(ref.decisions), len(pred.decisions)
+    if not n_ref and not n_pred:
+        return FieldScore.agree(names)
+    if not n_ref or not n_pred:
+        return FieldScore.zero(names, n_ref, n_pred)
+    rows, cols = ctx.match_texts(
+        "decisions", [d.text for d in ref.decisions], [d.text for d in pred.decisions]
+    )
+    _, _, text = f1(len(rows), n_pred, n_ref)
+    ev = _mean(
+        jaccard(ref.decisions[i].evidence, pred.decisions[j].evidence)
+        for i, j in zip(rows, cols, strict=True)
+    )
+    return FieldScore(
+        0.75 * text + 0.25 * ev, {"text_f1": text, "evidence_jaccard": ev}, n_ref, n_pred
+    )
+
+
+@field_scorer("action_items", ("text_f1", "owner_accuracy"))
+def score_action_items(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    names = ("text_f1", "owner_accuracy")
+    n_ref, n_pred = len(ref.action_items), len(pred.action_items)
+    if not n_ref and not n_pred:
+        return FieldScore.agree(names)
+    if not n_ref or not n_pred:
+        return FieldScore.zero(names, n_ref, n_pred)
+    rows, cols = ctx.match_texts(
+        "action_items", [a.text for a in ref.action_items], [a.text for a in pred.action_items]
+    )
+    _, _, text = f1(len(rows), n_pred, n_ref)
+    owner = _mean(
+        float(ctx.resolve(ref.action_items[i].owner) == ctx.resolve(pred.action_items[j].owner))
+        for i, j in zip(rows, cols, strict=True)
+    )
+    return FieldScore(
+        0.70 * text + 0.30 * owner, {"text_f1": text, "owner_accuracy": owner}, n_ref, n_pred
+    )
+
+
+@field_scorer("open_questions", PR)
+def score_open_questions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    return _text_f1_field(
+        "open_questions",
+        [q.text for q in ref.open_questions],
+        [q.text for q in pred.open_questions],
+        ctx,
+    )
+
+
+@field_scorer("claims", ("text_f1", "polarity_accuracy", "subject_consistency"))
+def score_claims(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    """0.60·text F1 + 0.25·polarity accuracy + 0.15·subject consistency over matched pairs."""
+    names = ("text_f1", "polarity_accuracy", "subject_consistency")
+    n_ref, n_pred = len(ref.claims), len(pred.claims)
+    if not n_ref and not n_pred:
+        return FieldScore.agree(names)
+    if not n_ref or not n_pred:
+        return FieldScore.zero(names, n_ref, n_pred)
+    rows, cols = ctx.match_texts(
+        "claims", [c.text for c in ref.claims], [c.text for c in pred.claims]
+    )
+    _, _, text = f1(len(rows), n_pred, n_ref)
+    polarity = _mean(
+        float(ref.claims[i].polarity == pred.claims[j].polarity)
+        for i, j in zip(rows, cols, strict=True)
+    )
+    subject = _subject_consistency(
+        [ref.claims[i].subject for i in rows], [pred.claims[j].subject for j in cols], ctx
+    )
+    score = 0.60 * text + 0.25 * polarity + 0.15 * subject
+    comps = {"text_f1": text, "polarity_accuracy": polarity, "subject_consistency": subject}
+    return FieldScore(score, comps, n_ref, n_pred)
+
+
+def _subject_consistency(
+    ref_subjects: list[str], pred_subjects: list[str], ctx: ScoringContext
+) -> float:
+    """Do matched claims group into the same subjects on both sides? (DESIGN.md §3)"""
+    k = len(ref_subjects)
+    cutoff = 100.0 * ctx.config.thresholds.subject
+    if k == 0:
+        return 0.0
+    ref_p, pred_p = preprocess(ref_subjects), preprocess(pred_subjects)
+    if k == 1:
+        return float(ctx.matcher.matrix(ref_p, pred_p)[0, 0] >= cutoff)
+    same_ref = ctx.matcher.matrix(ref_p, ref_p) >= cutoff
+    same_pred = ctx.matcher.matrix(pred_p, pred_p) >= cutoff
+    upper = np.triu_indices(k, k=1)
+    return float(np.mean(same_ref[upper] == same_pred[upper]))
+
+
+@field_scorer("links", PR)
+def score_links(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    return _set_f1_field(
+        {normalise_url(link.url) for link in ref.links},
+        {normalise_url(link.url) for link in pred.links},
+    )
+
+
+def normalise_url(url: str) -> str:
+    """Case-fold scheme and host, drop ``www.``, default ports, fragments and a trailing slash,
+    sort query parameters; add ``https://`` when the scheme is missing."""
+    raw = url.strip()
+    if "://" not in raw:
+        raw = "https://" + raw
+    parts = urlsplit(raw)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    port = parts.port if parts.port not in (None, 80, 443) else None
+    netloc = f"{host}:{port}" if port else host
+    path = parts.path.rstrip("/")
+    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+@field_scorer("warnings", PR)
+def score_warnings(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    return _text_f1_field(
+        "warnings", [w.text for w in ref.warnings], [w.text for w in pred.warnings], ctx
+    )
+
+
+@field_scorer("evidence_message_ids", PR)
+def score_evidence_ids(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    return _set_f1_field(set(ref.evidence_message_ids), set(pred.evidence_message_ids))
+
+
+def _item_texts(extraction: ExtractionV3, name: str) -> list[str]:
+    return [item.text for item in getattr(extraction, name)]
+
+
+@field_scorer("confidence", ("ece", "n_items", "accuracy"))
+def score_confidence(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    """1 − ECE of this chunk's items; the run-level score pools the items of all chunks."""
+    pairs: list[tuple[float, bool]] = []
+    n_ref = n_pred = 0
+    for name in CONFIDENCE_FIELDS:
+        ref_items = getattr(ref, name)
+        pred_items = getattr(pred, name)
+        n_ref += len(ref_items)
+        n_pred += len(pred_items)
+        if not pred_items:
+            continue
+        matched: set[int] = set()
+        if ref_items:
+            _, cols = ctx.match_texts(name, _item_texts(ref, name), _item_texts(pred, name))
+            matched = {int(j) for j in cols}
+        for j, item in enumerate(pred_items):
+            if item.confidence is not None:
+                pairs.append((float(item.confidence), j in matched))
+    if not n_ref and not n_pred:
+        return FieldScore(1.0, {"ece": 0.0, "n_items": 0.0, "accuracy": 1.0}, 0, 0)
+    if not pairs:
+        return FieldScore(0.0, {"ece": 1.0, "n_items": 0.0, "accuracy": 0.0}, n_ref, n_pred)
+    ece = expected_calibration_error(pairs)
+    accuracy = sum(c for _, c in pairs) / len(pairs)
+    comps = {"ece": ece, "n_items": float(len(pairs)), "accuracy": accuracy}
+    return FieldScore(1.0 - ece, comps, n_ref, n_pred, tuple(pairs))
+
+
+@field_scorer("summary", ("similarity",))
+def score_summary(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    a, b = ref.summary.strip(), pred.summary.strip()
+    n_ref, n_pred = int(bool(a)), int(bool(b))
+    if not a and not b:
+        return FieldScore.agree(("similarity",))
+    if not a or not b:
+        return FieldScore.zero(("similarity",), n_ref, n_pred)
+    sim = float(ctx.matcher.matrix(preprocess([a]), preprocess([b]))[0, 0]) / 100.0
+    return FieldScore(sim, {"similarity": sim}, n_ref, n_pred)
+
+
+@field_scorer("qa_pairs", ("question_f1", "answer_agreement"))
+def score_qa_pairs(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    names = ("question_f1", "answer_agreement")
+    n_ref, n_pred = len(ref.qa_pairs), len(pred.qa_pairs)
+    if not n_ref and not n_pred:
+        return FieldScore.agree(names)
+    if not n_ref or not n_pred:
+        return FieldScore.zero(names, n_ref, n_pred)
+    rows, cols = ctx.match_texts(
+        "qa_pairs", [q.question for q in ref.qa_pairs], [q.question for q in pred.qa_pairs]
+    )
+    _, _, question = f1(len(rows), n_pred, n_ref)
+    cutoff = 100.0 * ctx.config.thresholds.answer
+    agreements = []
+    for i, j in zip(rows, cols, strict=True):
+        a, b = ref.qa_pairs[i].answer, pred.qa_pairs[j].answer
+        if a is None or b is None:
+            agreements.append(float(a is None and b is None))
+        else:
+            sim = ctx.matcher.matrix(preprocess([a]), preprocess([b]))[0, 0]
+            agreements.append(float(sim >= cutoff))
+    answer = _mean(agreements)
+    comps = {"question_f1": question, "answer_agreement": answer}
+    return FieldScore(0.60 * question + 0.40 * answer, comps, n_ref, n_pred)
+
+
+@field_scorer("emotional_tone", PR)
+def score_emotional_tone(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    return _set_f1_field(
+        {(ctx.resolve(t.speaker), t.emotion) for t in ref.emotional_tone},
+        {(ctx.resolve(t.speaker), t.emotion) for t in pred.emotional_tone},
+    )
+
+
+@field_scorer("emotional_arc", ("opening", "closing", "trajectory", "turning_points_f1"))
+def score_emotional_arc(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    """Four equal parts: opening, closing, trajectory (exact) and turning points F1 (±window)."""
+    names = ("opening", "closing", "trajectory", "turning_points_f1")
+    a, b = ref.emotional_arc, pred.emotional_arc
+    if a is None and b is None:
+        return FieldScore.agree(names)
+    if a is None or b is None:
+        return FieldScore.zero(names, int(a is not None), int(b is not None))
+    ref_ids = [t.message_id for t in a.turning_points]
+    pred_ids = [t.message_id for t in b.turning_points]
+    window = ctx.config.thresholds.turning_point_window
+    if not ref_ids and not pred_ids:
+        tp = 1.0
+    else:
+        scores = _position_similarity(ref_ids, pred_ids, ctx, window)
+        rows, _ = assign(scores, _position_cutoff(window))
+        tp = f1(len(rows), len(pred_ids), len(ref_ids))[2]
+    comps = {
+        "opening": float(a.opening_mood == b.opening_mood),
+        "closing": float(a.closing_mood == b.closing_mood),
+        "trajectory": float(a.trajectory == b.trajectory),
+        "turning_points_f1": tp,
+    }
+    return FieldScore(sum(comps.values()) / 4.0, comps, 1, 1)
+
+
+def _position_cutoff(window: int) -> float:
+    return 100.0 / (window + 1) - 1e-9
+
+
+def _position_similarity(
+    ref_ids: list[str], pred_ids: list[str], ctx: ScoringContext, window: int
+) -> FloatMatrix:
+    """100 for the same message, falling linearly to 100/(window+1) at ``window`` positions away."""
+    positions = ctx.chunk.positions
+    scores = np.zeros((len(ref_ids), len(pred_ids)), dtype=np.float64)
+    for i, a in enumerate(ref_ids):
+        pa = positions.get(a)
+        for j, b in enumerate(pred_ids):
+            if a == b:
+                scores[i, j] = 100.0
+                continue
+            pb = positions.get(b)
+            if pa is not None and pb is not None and abs(pa - pb) <= window:
+                scores[i, j] = 100.0 * (1.0 - abs(pa - pb) / (window + 1))
+    return scores
+
+
+@field_scorer("conversation_phases", ("phase_f1", "mean_iou"))
+def score_conversation_phases(
+    ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext
+) -> FieldScore:
+    """0.5·phase-label F1 + 0.5·mean IoU of the message ranges of matched phases."""
+    names = ("phase_f1", "mean_iou")
+    a, b = ref.conversation_phases, pred.conversation_phases
+    if not a and not b:
+        return FieldScore.agree(names)
+    if not a or not b:
+        return FieldScore.zero(names, len(a), len(b))
+    iou = np.zeros((len(a), len(b)), dtype=np.float64)
+    same = np.zeros((len(a), len(b)), dtype=bool)
+    for i, pa in enumerate(a):
+        for j, pb in enumerate(b):
+            if pa.phase == pb.phase:
+                same[i, j] = True
+                iou[i, j] = _range_iou(pa, pb, ctx)
+    # Same label is what makes a match; IoU only chooses between candidates.
+    rows, cols = assign(np.where(same, 1.0 + 99.0 * iou, 0.0), 1.0)
+    _, _, label_f1 = f1(len(rows), len(b), len(a))
+    mean_iou = _mean(float(iou[i, j]) for i, j in zip(rows, cols, strict=True))
+    comps = {"phase_f1": label_f1, "mean_iou": mean_iou}
+    return FieldScore(0.5 * label_f1 + 0.5 * mean_iou, comps, len(a), len(b))
+
+
+def _range_iou(a: Phase, b: Phase, ctx: ScoringContext) -> float:
+    a_start, a_end = a.start_message_id, a.end_message_id
+    b_start, b_end = b.start_message_id, b.end_message_id
+    if (a_start, a_end) == (b_start, b_end):
+        return 1.0
+    pos = ctx.chunk.positions
+    ends = [pos.get(x) for x in (a_start, a_end, b_start, b_end)]
+    if any(e is None for e in ends):
+        return 0.0
+    s1, e1, s2, e2 = (int(e) for e in ends if e is not None)
+    lo1, hi1 = min(s1, e1), max(s1, e1)
+    lo2, hi2 = min(s2, e2), max(s2, e2)
+    inter = max(0, min(hi1, hi2) - max(lo1, lo2) + 1)
+    union = (hi1 - lo1 + 1) + (hi2 - lo2 + 1) - inter
+    return inter / union
+
+
+@field_scorer("implicit_assumptions", PR)
+def score_implicit_assumptions(
+    ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext
+) -> FieldScore:
+    return _text_f1_field(
+        "implicit_assumptions",
+        [a.text for a in ref.implicit_assumptions],
+        [a.text for a in pred.implicit_assumptions],
+        ctx,
+    )
+
+
+@field_scorer("negotiation_patterns", PR)
+def score_negotiation_patterns(
+    ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext
+) -> FieldScore:
+    return _set_f1_field(
+        {(n.pattern, ctx.resolve(n.actor)) for n in ref.negotiation_patterns},
+        {(n.pattern, ctx.resolve(n.actor)) for n in pred.negotiation_patterns},
+    )
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return float(sum(items) / len(items)) if items else 0.0

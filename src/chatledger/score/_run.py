@@ -1,0 +1,230 @@
+"""Layer 1 over a whole run: per-chunk field scores, macro averages, the extraction composite."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatledger.core import (
+    Chunk,
+    ExtractionRecord,
+    ExtractionV3,
+    InputError,
+    Problem,
+    RecordStatus,
+)
+from chatledger.matching import TextMatcher, get_matcher
+from chatledger.score._calibration import expected_calibration_error
+from chatledger.score._config import ScoringConfig
+from chatledger.score._context import ChunkContext, ScoringContext
+from chatledger.score._types import FIELD_SCORERS, FieldScore
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """All field scores of one chunk (zeros when the challenger's extraction is unusable)."""
+
+    chunk_id: str
+    status: RecordStatus
+    fields: dict[str, FieldScore]
+
+
+@dataclass(frozen=True)
+class FieldSummary:
+    score: float
+    weight: float
+    components: dict[str, float]
+    n_reference: int
+    n_predicted: int
+
+
+@dataclass
+class ScoreReport:
+    """Layer-1 result of one challenger against one reference (DESIGN.md §6 JSON contract)."""
+
+    schema_version: str
+    matcher: str
+    reference_model: str
+    challenger_model: str
+    fields: dict[str, FieldSummary]
+    extraction_composite: float
+    chunks: list[ChunkResult]
+    problems: list[Problem] = field(default_factory=list)
+    excluded_chunks: list[str] = field(default_factory=list)
+
+    @property
+    def invalid(self) -> int:
+        return sum(1 for c in self.chunks if c.status is RecordStatus.INVALID)
+
+    @property
+    def missing(self) -> int:
+        return sum(1 for c in self.chunks if c.status is RecordStatus.MISSING)
+
+    @property
+    def validity_rate(self) -> float:
+        if not self.chunks:
+            return 0.0
+        return sum(1 for c in self.chunks if c.status is RecordStatus.OK) / len(self.chunks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema_version,
+            "matcher": self.matcher,
+            "reference": self.reference_model,
+            "challenger": self.challenger_model,
+            "chunks": len(self.chunks),
+            "invalid": self.invalid,
+            "missing": self.missing,
+            "validity_rate": self.validity_rate,
+            "fields": {
+                name: {
+                    "score": s.score,
+                    "weight": s.weight,
+                    "components": s.components,
+                    "n_reference": s.n_reference,
+                    "n_predicted": s.n_predicted,
+                }
+                for name, s in self.fields.items()
+            },
+            "extraction_composite": self.extraction_composite,
+            "excluded_chunks": self.excluded_chunks,
+            "problems": [str(p) for p in self.problems],
+        }
+
+
+def score_chunk(
+    reference: ExtractionV3,
+    challenger: ExtractionV3,
+    chunk: ChunkContext | Chunk | None = None,
+    config: ScoringConfig | None = None,
+    matcher: TextMatcher | None = None,
+) -> dict[str, FieldScore]:
+    """Score every field of ``config``'s schema for one chunk."""
+    config = config or ScoringConfig.default()
+    if isinstance(chunk, Chunk):
+        chunk_ctx = ChunkContext.from_chunk(chunk)
+    elif chunk is None:
+        chunk_ctx = ChunkContext.from_ids(_message_ids(reference, challenger))
+    else:
+        chunk_ctx = chunk
+    ctx = ScoringContext(chunk_ctx, config, matcher or get_matcher(config.matcher))
+    return {name: FIELD_SCORERS.get(name).fn(reference, challenger, ctx) for name in config.fields}
+
+
+def _message_ids(*extractions: ExtractionV3) -> list[str]:
+    ids: list[str] = []
+    for e in extractions:
+        ids.extend(e.evidence_message_ids)
+        if e.emotional_arc is not None:
+            ids.extend(t.message_id for t in e.emotional_arc.turning_points)
+        for p in e.conversation_phases:
+            ids.extend((p.start_message_id, p.end_message_id))
+    return ids
+
+
+def score_records(
+    reference: Mapping[str, ExtractionRecord],
+    challenger: Mapping[str, ExtractionRecord],
+    chunks: Sequence[Chunk] | None = None,
+    config: ScoringConfig | None = None,
+    *,
+    reference_model: str = "reference",
+    challenger_model: str = "challenger",
+    problems: Sequence[Problem] = (),
+) -> ScoreReport:
+    """Score a challenger's records against the reference's over the run's chunks.
+
+    The chunks are those of ``chunks`` when given, else the reference's. A chunk whose reference
+    extraction is missing or invalid cannot be scored and is excluded (and listed); a challenger
+    chunk that is missing or invalid scores 0 on every field.
+    """
+    config = config or ScoringConfig.default()
+    matcher = get_matcher(config.matcher)
+    by_id = {c.chunk_id: c for c in chunks} if chunks is not None else {}
+    order = list(by_id) if chunks is not None else list(reference)
+    results: list[ChunkResult] = []
+    excluded: list[str] = []
+    for chunk_id in order:
+        ref_record = reference.get(chunk_id)
+        if ref_record is None or ref_record.extraction is None:
+            excluded.append(chunk_id)
+            continue
+        record = challenger.get(chunk_id)
+        if record is None or record.extraction is None:
+            status = RecordStatus.MISSING if record is None else record.status
+            zero = {
+                name: FieldScore.zero(FIELD_SCORERS.get(name).components) for name in config.fields
+            }
+            results.append(ChunkResult(chunk_id, status, zero))
+            continue
+        chunk = by_id.get(chunk_id)
+        scores = score_chunk(ref_record.extraction, record.extraction, chunk, config, matcher)
+        results.append(ChunkResult(chunk_id, RecordStatus.OK, scores))
+    if not results:
+        raise InputError("the reference has no valid extraction for any chunk of the run")
+    extra = [cid for cid in challenger if by_id and cid not in by_id]
+    all_problems = list(problems)
+    all_problems.extend(
+        Problem(
+            path="", line=0, field="chunk_id", message=f"chunk {cid!r} is not in the chunks file"
+        )
+        for cid in extra
+    )
+    summaries = {name: _summarise(name, results, config) for name in config.fields}
+    composite = sum(s.score * s.weight for s in summaries.values())
+    return ScoreReport(
+        schema_version=config.schema_version,
+        matcher=config.matcher,
+        reference_model=reference_model,
+        challenger_model=challenger_model,
+        fields=summaries,
+        extraction_composite=composite,
+        chunks=results,
+        problems=all_problems,
+        excluded_chunks=excluded,
+    )
+
+
+def _summarise(name: str, results: list[ChunkResult], config: ScoringConfig) -> FieldSummary:
+    weight = config.weights[name]
+    n_ref = sum(r.fields[name].n_reference for r in results)
+    n_pred = sum(r.fields[name].n_predicted for r in results)
+    if name == "confidence":
+        return _pooled_confidence(results, weight, n_ref, n_pred)
+    n = len(results)
+    score = sum(r.fields[name].score for r in results) / n
+    comp_names = FIELD_SCORERS.get(name).components
+    components = {c: sum(r.fields[name].components[c] for r in results) / n for c in comp_names}
+    return FieldSummary(score, weight, components, n_ref, n_pred)
+
+
+def _pooled_confidence(
+    results: list[ChunkResult], weight: float, n_ref: int, n_pred: int
+) -> FieldSummary:
+    """1 − ECE over the items of all chunks, scaled by the share of usable chunks.
+
+    Pooling is what DESIGN.md asks (ECE is noisy at small n). The scaling keeps the rule that an
+    invalid or missing chunk costs every field, this one included.
+    """
+    pairs = [
+        p
+        for r in results
+        if r.status is RecordStatus.OK
+        for p in r.fields["confidence"].calibration
+    ]
+    usable = sum(1 for r in results if r.status is RecordStatus.OK) / len(results)
+    if pairs:
+        ece = expected_calibration_error(pairs)
+        accuracy = sum(c for _, c in pairs) / len(pairs)
+        base = 1.0 - ece
+    else:
+        ece, accuracy = (0.0, 1.0) if n_ref == 0 and n_pred == 0 else (1.0, 0.0)
+        base = 1.0 - ece
+    components = {
+        "ece": ece,
+        "n_items": float(len(pairs)),
+        "accuracy": accuracy,
+        "usable_share": usable,
+    }
+    return FieldSummary(base * usable, weight, components, n_ref, n_pred)
