@@ -1,0 +1,96 @@
+"""Small builders of chunks, extractions and records shared by the layer-1 tests.
+
+Test modules import these directly (``from conftest import ...``): they are plain functions, so
+Hypothesis strategies can call them too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from chatledger.core import Chunk, ExtractionRecord, ExtractionV3, RecordStatus
+from chatledger.score import FieldScore, ScoringConfig, score_chunk
+
+PARTICIPANTS = ("Ness Alderton", "Sam Ruiz")
+EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "chatledger" / "data" / "examples"
+
+
+def make_chunk(
+    n_messages: int = 10,
+    participants: Sequence[str] = PARTICIPANTS,
+    chunk_id: str = "c-1",
+) -> Chunk:
+    """A chunk with messages ``m-1`` … ``m-n``, speakers alternating between the participants."""
+    messages = [
+        {"id": f"m-{i}", "speaker": participants[(i - 1) % len(participants)], "text": f"msg {i}"}
+        for i in range(1, n_messages + 1)
+    ]
+    return Chunk.model_validate(
+        {
+            "chunk_id": chunk_id,
+            "conversation_id": "conv",
+            "participants": list(participants),
+            "messages": messages,
+        }
+    )
+
+
+def ext(**fields: Any) -> ExtractionV3:
+    """An extraction from plain dicts/lists; unspecified fields are empty."""
+    return ExtractionV3.model_validate(fields)
+
+
+def claim(
+    text: str,
+    subject: str = "",
+    polarity: str = "neutral",
+    confidence: float | None = None,
+) -> dict[str, Any]:
+    return {"text": text, "subject": subject, "polarity": polarity, "confidence": confidence}
+
+
+def texts(*items: str, key: str = "text", **extra: Any) -> list[dict[str, Any]]:
+    """``[{key: item, **extra}, …]`` — items of any text-keyed field."""
+    return [{key: item, **extra} for item in items]
+
+
+def field_score(
+    name: str,
+    reference: ExtractionV3,
+    challenger: ExtractionV3,
+    chunk: Chunk | None = None,
+    config: ScoringConfig | None = None,
+) -> FieldScore:
+    """One field's score for one chunk."""
+    return score_chunk(reference, challenger, chunk, config)[name]
+
+
+def ok_record(chunk_id: str, extraction: ExtractionV3, model: str = "m") -> ExtractionRecord:
+    return ExtractionRecord(
+        chunk_id=chunk_id, model=model, status=RecordStatus.OK, extraction=extraction
+    )
+
+
+def records(items: Iterable[tuple[str, ExtractionV3]]) -> dict[str, ExtractionRecord]:
+    return {cid: ok_record(cid, e) for cid, e in items}
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any] | str]) -> Path:
+    """One line per row; a str row is written verbatim (to plant a broken line)."""
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def example_reference() -> ExtractionV3:
+    """The bundled hand-written v3 extraction (every field filled)."""
+    line = (EXAMPLES / "reference.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    return ExtractionV3.model_validate(json.loads(line)["extraction"])
+
+
+def example_chunk() -> Chunk:
+    line = (EXAMPLES / "chunks.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    return Chunk.model_validate(json.loads(line))
