@@ -2,9 +2,12 @@
 
 import sys
 
+from chatledger.cli import _corpus_cmd as _corpus_cmd  # registers corpus import
+from chatledger.cli import _demo_cmd as _demo_cmd  # registers demo
+from chatledger.cli import _downstream_cmd as _downstream_cmd  # registers commands
+from chatledger.cli import _run_cmd as _run_cmd  # registers run, compare
 from chatledger.cli._app import app
 from chatledger.cli._app import main as _main
-from chatledger.cli import _run_cmd as _run_cmd  # registers run, compare
 
 __all__ = ["app", "main"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
 import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from chatledger.core import ChatLedgerError, extraction_json_schema
 from chatledger.corpus import read_chunks, read_extractions
@@ -26,7 +26,7 @@ app = typer.Typer(
 )
 
 stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True)
+stderr = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrapped
 
 
 class OutputFormat(StrEnum):
@@ -117,33 +117,13 @@ def score_command(
         print_score_report(report, stdout)
 
 
-@app.command("demo")
-def demo_command(output_format: FormatOption = OutputFormat.table) -> None:
-    """Run the benchmark on the bundled example corpus, offline."""
-    base = resources.files("chatledger") / "data" / "examples"
-    with resources.as_file(base) as folder:
-        report = run_score(
-            folder / "reference.jsonl",
-            folder / "challenger.jsonl",
-            folder / "chunks.jsonl",
-            "v3",
-            None,
-            None,
-        )
-    if output_format is OutputFormat.json:
-        emit_json(report.to_dict())
-    else:
-        from chatledger.cli._render import print_score_report
-
-        print_score_report(report, stdout)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app; a ChatLedgerError becomes one line on stderr and exit code 2."""
     try:
         app(args=argv, standalone_mode=False)
     except ChatLedgerError as exc:
-        stderr.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
+        # Escape: an error names its field in [brackets], which rich would read as markup.
+        stderr.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False)
         return 2
     except click.exceptions.Abort:
         stderr.print("aborted")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from chatledger.score import ScoreReport
@@ -51,6 +52,6 @@ def print_score_report(report: ScoreReport, console: Console) -> None:
         f"  excluded (reference unusable) {len(report.excluded_chunks)}"
     )
     for problem in report.problems[:20]:
-        console.print(f"[yellow]problem[/yellow] {problem}", highlight=False)
+        console.print(f"[yellow]problem[/yellow] {escape(str(problem))}", highlight=False)
     if len(report.problems) > 20:
         console.print(f"… and {len(report.problems) - 20} more problems (see --format json)")

@@ -63,10 +63,13 @@ def run_with_progress(config: Path, out: Path, show: bool) -> RunResult:
         return execute_run(loaded, out, on_progress=update)
 
 
+DEFAULT_OUT = Path("runs/latest")
+
+
 @app.command("run")
 def run_command(
     config: Annotated[Path, typer.Argument(help="run config (YAML)")],
-    out: Annotated[Path, typer.Option("--out", help="run directory to write")] = Path("runs/latest"),
+    out: Annotated[Path, typer.Option("--out", help="run directory to write")] = DEFAULT_OUT,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Score every challenger of a run config on every configured layer; write the run directory."""

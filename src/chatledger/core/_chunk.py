@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Message(BaseModel):
@@ -27,14 +27,16 @@ class Chunk(BaseModel):
     participants: list[str] = Field(default_factory=list)
     messages: list[Message] = Field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _unique_message_ids(self) -> Chunk:
+    # A field validator (not a model validator) so the error's path names ``messages``.
+    @field_validator("messages")
+    @classmethod
+    def _unique_message_ids(cls, messages: list[Message]) -> list[Message]:
         seen: set[str] = set()
-        for msg in self.messages:
+        for msg in messages:
             if msg.id in seen:
                 raise ValueError(f"duplicate message id {msg.id!r}")
             seen.add(msg.id)
-        return self
+        return messages
 
     def speakers(self) -> list[str]:
         """Participants, plus any speaker not listed among them, in first-seen order."""

@@ -53,6 +53,8 @@ class ExtractionRecord:
     extraction: ExtractionV3 | None = None
     usage: Usage = field(default_factory=Usage)
     problems: tuple[Problem, ...] = ()
+    # Fields a partial (human) gold annotation speaks to; None = all fields.
+    covers: tuple[str, ...] | None = None
 
     @classmethod
     def missing(cls, chunk_id: str, model: str) -> ExtractionRecord:

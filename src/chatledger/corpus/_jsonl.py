@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from chatledger.core import (
     DEFAULT_VOCABULARY,
+    FIELDS_V3,
     Chunk,
     ExtractionRecord,
     ExtractionV3,
@@ -153,12 +154,19 @@ def parse_extraction_line(
     except ValidationError as exc:
         where, msg = _first_error(exc, "usage")
         return invalid(chunk_id, model, where, msg)
+    covers = data.get("covers")
+    if covers is not None and (
+        not isinstance(covers, list)
+        or not all(isinstance(c, str) and c in FIELDS_V3 for c in covers)
+    ):
+        return invalid(chunk_id, model, "covers", "must be a list of v3 field names")
     record = ExtractionRecord(
         chunk_id=chunk_id,
         model=model,
         status=RecordStatus.OK,
         extraction=extraction,
         usage=usage,
+        covers=tuple(covers) if covers is not None else None,
     )
     return record, None
 

@@ -55,9 +55,7 @@ def element_id(element: ET.Element) -> str:
 def child_hrefs(element: ET.Element, *, path: Path) -> list[Href]:
     """The ``nite:child`` references directly under ``element``, in order."""
     return [
-        parse_href(child.get("href", ""), path=path)
-        for child in element
-        if child.tag == NITE_CHILD
+        parse_href(child.get("href", ""), path=path) for child in element if child.tag == NITE_CHILD
     ]
 
 

@@ -1,0 +1,178 @@
+"""``chatledger downstream`` (layer-3 agreement) and ``chatledger pipeline`` (one model's view)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.markup import escape
+from rich.table import Table
+
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
+from chatledger.core import InputError, Problem
+from chatledger.corpus import read_chunks, read_extractions
+from chatledger.downstream import (
+    DownstreamEvent,
+    DownstreamReport,
+    render_pipeline_markdown,
+    resolve_weights,
+    run_downstream,
+)
+
+_EVENTS_SHOWN = 10  # per consumer and side in the table view; --format json has them all
+
+
+def _parse_inline(spec: str) -> dict[str, Any]:
+    weights: dict[str, Any] = {}
+    for part in spec.split(","):
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"expected name=weight pairs separated by commas, got {part!r}")
+        weights[name.strip()] = value.strip()
+    return weights
+
+
+def load_downstream_weights(spec: str) -> dict[str, float]:
+    """Consumer weights from a YAML/JSON file (a mapping, optionally under ``downstream``) or
+    inline ``drift=2,loops=1``. Names left out keep weight 1."""
+    path = Path(spec)
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        except (json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot parse: {exc}", path=path) from None
+        if isinstance(data, dict) and isinstance(data.get("downstream"), dict):
+            data = data["downstream"]
+        if not isinstance(data, dict):
+            raise InputError("expected a mapping of consumer name to weight", path=path)
+        try:
+            resolve_weights(data)
+        except InputError as exc:
+            raise InputError(exc.detail, path=path) from None
+        return {str(k): float(v) for k, v in data.items()}
+    if "=" not in spec:
+        raise InputError(
+            "weights file not found (or give inline weights: drift=2,loops=1)", path=path
+        )
+    inline = _parse_inline(spec)
+    resolve_weights(inline)
+    return {k: float(v) for k, v in inline.items()}
+
+
+def _note_problems(problems: list[Problem], source: str) -> None:
+    if problems:
+        stderr.print(
+            f"[yellow]note:[/yellow] {len(problems)} unusable line(s) in {escape(source)} "
+            "are read as empty extractions (first: "
+            f"{escape(str(problems[0]))})",
+            highlight=False,
+        )
+
+
+_DETAIL_LABELS = {
+    "n_reference": "ref",
+    "n_challenger": "chal",
+    "matched": "matched",
+    "agreeing_chunks": "agreeing chunks",
+    "n_chunks": "chunks",
+    "n_days": "days",
+    "kappa": "κ",
+    "kappa_argument": "κ argument",
+    "kappa_emotional_peak": "κ peak",
+    "valence_agreement": "valence",
+    "trajectory_agreement": "trajectory",
+}
+
+
+def _details_text(details: dict[str, Any], n_missed: int, n_invented: int) -> str:
+    parts: list[str] = []
+    for name, label in _DETAIL_LABELS.items():
+        value = details.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        parts.append(f"{label} {value:.3f}" if isinstance(value, float) else f"{label} {value}")
+    parts.append(f"missed {n_missed}")
+    parts.append(f"invented {n_invented}")
+    return " · ".join(parts)
+
+
+def _event_line(event: DownstreamEvent) -> str:
+    where = ", ".join(event.about())
+    return f"[{where}] {event.describe()}" if where else event.describe()
+
+
+def downstream_table(report: DownstreamReport) -> Table:
+    table = Table(title="Layer 3 — downstream consumers", title_justify="left")
+    table.add_column("consumer")
+    table.add_column("weight", justify="right")
+    table.add_column("agreement", justify="right")
+    table.add_column("details")
+    for name, result in report.consumers.items():
+        outcome = result.result
+        table.add_row(
+            name,
+            f"{result.weight:.3f}",
+            f"{result.agreement:.3f}",
+            _details_text(outcome.details, len(outcome.missed), len(outcome.invented)),
+        )
+    table.add_section()
+    table.add_row(
+        "downstream composite", "1.000", f"[bold]{report.downstream_composite:.3f}[/bold]"
+    )
+    return table
+
+
+def print_downstream_report(report: DownstreamReport) -> None:
+    stdout.print(downstream_table(report))
+    for name, result in report.consumers.items():
+        for label, events in (
+            ("missed", result.result.missed),
+            ("invented", result.result.invented),
+        ):
+            for event in events[:_EVENTS_SHOWN]:
+                stdout.print(f"{name} {label}: {escape(_event_line(event))}", highlight=False)
+            if len(events) > _EVENTS_SHOWN:
+                more = len(events) - _EVENTS_SHOWN
+                stdout.print(f"{name} {label}: … {more} more (see --format json)")
+
+
+@app.command("downstream")
+def downstream_command(
+    reference: Annotated[Path, typer.Option(help="reference extraction file (.jsonl)")],
+    challenger: Annotated[Path, typer.Option(help="challenger extraction file (.jsonl)")],
+    chunks: Annotated[Path, typer.Option(help="chunks file (.jsonl): conversations and times")],
+    weights: Annotated[
+        str | None,
+        typer.Option(help="consumer weights: YAML/JSON file or inline drift=2,loops=1"),
+    ] = None,
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """Layer 3: run the downstream consumers on both models' extractions and compare them."""
+    weight_map = load_downstream_weights(weights) if weights is not None else None
+    chunk_list = read_chunks(chunks)
+    ref = read_extractions(reference)
+    chal = read_extractions(challenger)
+    report = run_downstream(chunk_list, ref.records, chal.records, weight_map)
+    if output_format is OutputFormat.json:
+        emit_json(report.to_dict())
+        return
+    _note_problems(ref.problems, str(reference))
+    _note_problems(chal.problems, str(challenger))
+    print_downstream_report(report)
+
+
+@app.command("pipeline")
+def pipeline_command(
+    extractions: Annotated[Path, typer.Option(help="one model's extraction file (.jsonl)")],
+    chunks: Annotated[Path, typer.Option(help="chunks file (.jsonl): conversations and times")],
+) -> None:
+    """Print, as Markdown, what the downstream consumers make of one model's extractions."""
+    chunk_list = read_chunks(chunks)
+    loaded = read_extractions(extractions)
+    _note_problems(loaded.problems, str(extractions))
+    sys.stdout.write(render_pipeline_markdown(chunk_list, loaded.records))

@@ -1,0 +1,24 @@
+"""The offline demo: bundled corpus, offline and simulated challengers, human-gold samples."""
+
+from chatledger.demo._bundled import human_sample, write_bundled_corpus
+from chatledger.demo._demo import (
+    OFFLINE_EXTRACTOR,
+    SEVERITIES,
+    DemoResult,
+    HumanAgreement,
+    human_agreement,
+    prepare_demo,
+    run_demo,
+)
+
+__all__ = [
+    "OFFLINE_EXTRACTOR",
+    "SEVERITIES",
+    "DemoResult",
+    "HumanAgreement",
+    "human_agreement",
+    "human_sample",
+    "prepare_demo",
+    "run_demo",
+    "write_bundled_corpus",
+]

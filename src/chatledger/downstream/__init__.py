@@ -1,0 +1,76 @@
+"""Layer 3: downstream consumers (drift, loops, escalation, arcs, daily report), DESIGN.md §5.
+
+Each consumer reads one model's extractions of every conversation in time order and produces
+events; a challenger is compared with the reference by how well the events built from its
+extractions agree with those built from the reference's.
+"""
+
+from chatledger.downstream import _arcs as _arcs  # registers the consumers, in DESIGN order
+from chatledger.downstream import _daily as _daily
+from chatledger.downstream import _drift as _drift
+from chatledger.downstream import _escalation as _escalation
+from chatledger.downstream import _loops as _loops
+from chatledger.downstream._agreement import cluster_texts, cohen_kappa, f1_from_counts
+from chatledger.downstream._arcs import VALENCE, ArcPoint, ArcsConsumer, valence
+from chatledger.downstream._base import (
+    CONSUMERS,
+    Consumer,
+    ConsumerAgreement,
+    ConsumerOutput,
+    DownstreamEvent,
+    get_consumer,
+)
+from chatledger.downstream._conversation import (
+    UNDATED,
+    ChunkRef,
+    ChunkView,
+    ConversationView,
+    build_conversations,
+)
+from chatledger.downstream._daily import DailyReportConsumer, Highlight
+from chatledger.downstream._drift import DriftConsumer, DriftEvent
+from chatledger.downstream._escalation import EscalationConsumer, EscalationFlag
+from chatledger.downstream._loops import LoopItem, LoopsConsumer
+from chatledger.downstream._markdown import render_pipeline_markdown
+from chatledger.downstream._run import (
+    CONSUMER_NAMES,
+    ConsumerResult,
+    DownstreamReport,
+    resolve_weights,
+    run_downstream,
+)
+
+__all__ = [
+    "CONSUMERS",
+    "CONSUMER_NAMES",
+    "UNDATED",
+    "VALENCE",
+    "ArcPoint",
+    "ArcsConsumer",
+    "ChunkRef",
+    "ChunkView",
+    "Consumer",
+    "ConsumerAgreement",
+    "ConsumerOutput",
+    "ConsumerResult",
+    "ConversationView",
+    "DailyReportConsumer",
+    "DownstreamEvent",
+    "DownstreamReport",
+    "DriftConsumer",
+    "DriftEvent",
+    "EscalationConsumer",
+    "EscalationFlag",
+    "Highlight",
+    "LoopItem",
+    "LoopsConsumer",
+    "build_conversations",
+    "cluster_texts",
+    "cohen_kappa",
+    "f1_from_counts",
+    "get_consumer",
+    "render_pipeline_markdown",
+    "resolve_weights",
+    "run_downstream",
+    "valence",
+]

@@ -1,0 +1,167 @@
+"""Shared arithmetic of the consumers: text clustering, keyed fuzzy matching, F1 and Cohen's κ.
+
+Text similarity is the one matcher of DESIGN.md §3 (RapidFuzz ``token_set_ratio`` on
+``default_process``ed text, 0-100) and one-to-one matching is the optimal assignment of
+:func:`chatledger.matching.assign`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from chatledger.downstream._base import ConsumerAgreement, ConsumerOutput, DownstreamEvent
+from chatledger.downstream._conversation import ChunkRef
+from chatledger.matching import FloatMatrix, assign, preprocess, token_set_matrix
+
+TEXT_CUTOFF = 60.0  # fuzzy ≥ 0.60 on the 0-100 scale
+
+T = TypeVar("T")
+E = TypeVar("E", bound=DownstreamEvent)
+
+
+def similarity(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
+    """Token-set similarity (0-100) of every pair of raw texts.
+
+    Extractions repeat themselves across chunks (the same subject, the same open question), so
+    each distinct preprocessed text is scored once and the matrix expanded from that.
+    """
+    pa, pb = preprocess(a), preprocess(b)
+    ua, ub = list(dict.fromkeys(pa)), list(dict.fromkeys(pb))
+    if len(ua) == len(pa) and len(ub) == len(pb):
+        return token_set_matrix(pa, pb)
+    index_a = {t: i for i, t in enumerate(ua)}
+    index_b = {t: j for j, t in enumerate(ub)}
+    unique = token_set_matrix(ua, ub)
+    rows = np.array([index_a[t] for t in pa], dtype=np.intp)
+    cols = np.array([index_b[t] for t in pb], dtype=np.intp)
+    expanded: FloatMatrix = unique[np.ix_(rows, cols)]
+    return expanded
+
+
+def cluster_texts(texts: Sequence[str], cutoff: float = TEXT_CUTOFF) -> list[int]:
+    """Leader clustering in order: each text joins the most similar earlier cluster leader
+    scoring ≥ ``cutoff`` (the earliest on ties), else leads a new cluster.
+
+    Comparing with leaders only (not every member) stops chains of near-misses from merging
+    unrelated texts. Returns the cluster index of each text; cluster ``k``'s leader is the first
+    text labelled ``k``.
+    """
+    if not texts:
+        return []
+    scores = similarity(texts, texts)
+    leaders: list[int] = []
+    labels: list[int] = []
+    for i in range(len(texts)):
+        if leaders:
+            row = scores[i, leaders]
+            best = int(np.argmax(row))  # the first maximum: the earliest leader on ties
+            if row[best] >= cutoff:
+                labels.append(best)
+                continue
+        labels.append(len(leaders))
+        leaders.append(i)
+    return labels
+
+
+def union_chunks(reference: ConsumerOutput[Any], challenger: ConsumerOutput[Any]) -> list[ChunkRef]:
+    """The chunks either output looked at (the same run's chunks, normally), reference first."""
+    seen: dict[tuple[str, str], ChunkRef] = {}
+    for ref in (*reference.chunks, *challenger.chunks):
+        seen.setdefault((ref.conversation_id, ref.chunk_id), ref)
+    return list(seen.values())
+
+
+def f1_from_counts(matched: int, n_reference: int, n_challenger: int) -> float:
+    """F1 = 2·matched / (n_ref + n_chal); both empty agree (1.0), one side empty scores 0."""
+    if n_reference == 0 and n_challenger == 0:
+        return 1.0
+    if n_reference == 0 or n_challenger == 0:
+        return 0.0
+    return 2.0 * matched / (n_reference + n_challenger)
+
+
+def cohen_kappa(reference: Sequence[bool], challenger: Sequence[bool]) -> float:
+    """Cohen's κ of two binary raters over the same units.
+
+    κ = (p_o − p_e) / (1 − p_e). When p_e = 1 both raters gave one and the same label to every
+    unit (κ is 0/0): we define κ = 1.0, since they are identical. Two constant raters that
+    differ have p_o = p_e = 0 and get κ = 0.0 from the formula itself; no units → 1.0.
+    """
+    if len(reference) != len(challenger):
+        raise ValueError("raters must rate the same units")
+    n = len(reference)
+    if n == 0:
+        return 1.0
+    observed = sum(1 for a, b in zip(reference, challenger, strict=True) if a == b) / n
+    p_ref = sum(reference) / n
+    p_chal = sum(challenger) / n
+    expected = p_ref * p_chal + (1.0 - p_ref) * (1.0 - p_chal)
+    if expected >= 1.0:
+        return 1.0
+    return (observed - expected) / (1.0 - expected)
+
+
+def fuzzy_pairs(
+    reference: Sequence[T],
+    challenger: Sequence[T],
+    *,
+    key: Callable[[T], Hashable],
+    text: Callable[[T], str],
+    compatible: Callable[[T, T], bool] | None = None,
+    bonus: Callable[[T, T], float] | None = None,
+    cutoff: float = TEXT_CUTOFF,
+) -> list[tuple[int, int]]:
+    """Optimal one-to-one (reference, challenger) index pairs.
+
+    Two items can pair only when their ``key`` is equal and ``compatible`` allows it; their
+    score is the similarity of their ``text`` and must reach ``cutoff``. ``bonus`` (< 1) only
+    breaks ties between equally good pairings.
+    """
+    groups: dict[Hashable, tuple[list[int], list[int]]] = {}
+    for i, item in enumerate(reference):
+        groups.setdefault(key(item), ([], []))[0].append(i)
+    for j, item in enumerate(challenger):
+        groups.setdefault(key(item), ([], []))[1].append(j)
+    pairs: list[tuple[int, int]] = []
+    for ref_idx, chal_idx in groups.values():
+        if not ref_idx or not chal_idx:
+            continue
+        scores = similarity(
+            [text(reference[i]) for i in ref_idx], [text(challenger[j]) for j in chal_idx]
+        )
+        extra = np.zeros_like(scores) if bonus is not None else None
+        for r, i in enumerate(ref_idx):
+            for c, j in enumerate(chal_idx):
+                if compatible is not None and not compatible(reference[i], challenger[j]):
+                    scores[r, c] = -1.0
+                elif extra is not None and bonus is not None:
+                    extra[r, c] = bonus(reference[i], challenger[j])
+        rows, cols = assign(scores, cutoff, extra)
+        pairs.extend((ref_idx[int(r)], chal_idx[int(c)]) for r, c in zip(rows, cols, strict=True))
+    return sorted(pairs)
+
+
+def matched_agreement(
+    reference: Sequence[E], challenger: Sequence[E], pairs: Sequence[tuple[int, int]]
+) -> ConsumerAgreement:
+    """F1 of a one-to-one matching, with counts, precision/recall and the unmatched events."""
+    matched = len(pairs)
+    n_ref, n_chal = len(reference), len(challenger)
+    ref_hit = {i for i, _ in pairs}
+    chal_hit = {j for _, j in pairs}
+    details: dict[str, Any] = {
+        "n_reference": n_ref,
+        "n_challenger": n_chal,
+        "matched": matched,
+        "precision": matched / n_chal if n_chal else (1.0 if n_ref == 0 else 0.0),
+        "recall": matched / n_ref if n_ref else (1.0 if n_chal == 0 else 0.0),
+    }
+    return ConsumerAgreement(
+        agreement=f1_from_counts(matched, n_ref, n_chal),
+        details=details,
+        missed=tuple(e for i, e in enumerate(reference) if i not in ref_hit),
+        invented=tuple(e for j, e in enumerate(challenger) if j not in chal_hit),
+    )

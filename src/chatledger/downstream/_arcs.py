@@ -1,0 +1,126 @@
+"""Arcs: a conversation's mood series, one point per chunk with an emotional arc.
+
+Each point is the valence of the chunk's closing mood (positive: joy, trust, anticipation;
+negative: anger, fear, disgust, sadness; neutral: neutral, surprise; an emotion added by a
+schema file's vocabulary is ``other``) and the chunk's trajectory. Linked in chunk order they
+form the conversation's arc.
+
+Agreement is the fraction of the run's chunks where both sides agree on valence and trajectory;
+a chunk without an arc on either side agrees, a chunk with an arc on one side only does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from chatledger.downstream._agreement import union_chunks
+from chatledger.downstream._base import (
+    CONSUMERS,
+    Consumer,
+    ConsumerAgreement,
+    ConsumerOutput,
+    DownstreamEvent,
+)
+from chatledger.downstream._conversation import ConversationView
+
+VALENCE: dict[str, str] = {
+    "joy": "positive",
+    "trust": "positive",
+    "anticipation": "positive",
+    "anger": "negative",
+    "fear": "negative",
+    "disgust": "negative",
+    "sadness": "negative",
+    "neutral": "neutral",
+    "surprise": "neutral",
+}
+
+
+def valence(emotion: str) -> str:
+    return VALENCE.get(emotion, "other")
+
+
+@dataclass(frozen=True)
+class ArcPoint(DownstreamEvent):
+    """The mood of chunk ``chunk_id`` as the arc sees it (``closing_mood`` is not compared)."""
+
+    chunk_id: str
+    position: int
+    valence: str
+    trajectory: str
+    closing_mood: str = field(default="", compare=False)
+
+    def describe(self) -> str:
+        return f"{self.valence} ({self.closing_mood}), {self.trajectory}"
+
+    def about(self) -> tuple[str, ...]:
+        return (self.chunk_id,)
+
+
+def conversation_arc(conversation: ConversationView) -> list[ArcPoint]:
+    return [
+        ArcPoint(
+            conversation.conversation_id,
+            view.chunk_id,
+            view.position,
+            valence(arc.closing_mood),
+            arc.trajectory,
+            arc.closing_mood,
+        )
+        for view in conversation.chunks
+        if (arc := view.extraction.emotional_arc) is not None
+    ]
+
+
+@CONSUMERS.register("arcs")
+class ArcsConsumer(Consumer[ArcPoint]):
+    """Agreement: fraction of chunks agreeing on (valence, trajectory), absent = absent."""
+
+    name = "arcs"
+
+    def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[ArcPoint]:
+        return self.output([p for c in conversations for p in conversation_arc(c)], conversations)
+
+    def agreement(
+        self, reference: ConsumerOutput[ArcPoint], challenger: ConsumerOutput[ArcPoint]
+    ) -> ConsumerAgreement:
+        ref = {(p.conversation_id, p.chunk_id): p for p in reference.events}
+        chal = {(p.conversation_id, p.chunk_id): p for p in challenger.events}
+        run = [(c.conversation_id, c.chunk_id) for c in union_chunks(reference, challenger)]
+        chunks = list(dict.fromkeys([*run, *ref, *chal]))
+        both = valence_same = trajectory_same = 0
+        missed: list[ArcPoint] = []
+        invented: list[ArcPoint] = []
+        for key in chunks:
+            r, c = ref.get(key), chal.get(key)
+            same_valence = (r is None and c is None) or (
+                r is not None and c is not None and r.valence == c.valence
+            )
+            same_trajectory = (r is None and c is None) or (
+                r is not None and c is not None and r.trajectory == c.trajectory
+            )
+            valence_same += same_valence
+            trajectory_same += same_trajectory
+            if same_valence and same_trajectory:
+                both += 1
+                continue
+            if r is not None:
+                missed.append(r)
+            if c is not None:
+                invented.append(c)
+        n = len(chunks)
+        details = {
+            "n_chunks": n,
+            "n_reference": len(ref),
+            "n_challenger": len(chal),
+            "agreeing_chunks": both,
+            "valence_agreement": valence_same / n if n else 1.0,
+            "trajectory_agreement": trajectory_same / n if n else 1.0,
+        }
+        return ConsumerAgreement(
+            agreement=both / n if n else 1.0,
+            details=details,
+            missed=tuple(missed),
+            invented=tuple(invented),
+        )

@@ -1,0 +1,140 @@
+"""Escalation: per-chunk flags for arguments and emotional peaks.
+
+- ``argument``: an ``ultimatum`` negotiation pattern, a ``high``-severity warning, or a
+  ``conflict`` conversation phase.
+- ``emotional_peak``: an emotional-tone reading of anger, fear, disgust or sadness with
+  intensity ≥ 0.7.
+
+Agreement is the F1 of the two sets of (chunk, flag) pairs. Cohen's κ over every (chunk, flag)
+unit of the run (two binary ratings per chunk) is reported alongside, overall and per flag; see
+:func:`cohen_kappa` for the constant-rater case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from chatledger.core import ExtractionV3
+from chatledger.downstream._agreement import cohen_kappa, f1_from_counts, union_chunks
+from chatledger.downstream._base import (
+    CONSUMERS,
+    Consumer,
+    ConsumerAgreement,
+    ConsumerOutput,
+    DownstreamEvent,
+)
+from chatledger.downstream._conversation import ConversationView
+
+ARGUMENT = "argument"
+EMOTIONAL_PEAK = "emotional_peak"
+FLAGS = (ARGUMENT, EMOTIONAL_PEAK)
+PEAK_EMOTIONS = frozenset({"anger", "fear", "disgust", "sadness"})
+PEAK_INTENSITY = 0.7
+
+
+@dataclass(frozen=True)
+class EscalationFlag(DownstreamEvent):
+    """Chunk ``chunk_id`` shows ``flag``; ``reasons`` say why (not part of equality)."""
+
+    chunk_id: str
+    position: int
+    flag: str
+    reasons: tuple[str, ...] = field(default=(), compare=False)
+
+    def describe(self) -> str:
+        label = self.flag.replace("_", " ")
+        return f"{label} ({'; '.join(self.reasons)})" if self.reasons else label
+
+    def about(self) -> tuple[str, ...]:
+        return (self.chunk_id,)
+
+
+def argument_reasons(extraction: ExtractionV3) -> list[str]:
+    reasons = [
+        f"ultimatum by {m.actor}" if m.actor else "ultimatum"
+        for m in extraction.negotiation_patterns
+        if m.pattern == "ultimatum"
+    ]
+    reasons.extend(f"high warning: {w.text}" for w in extraction.warnings if w.severity == "high")
+    if any(p.phase == "conflict" for p in extraction.conversation_phases):
+        reasons.append("conflict phase")
+    return reasons
+
+
+def peak_reasons(extraction: ExtractionV3) -> list[str]:
+    return [
+        f"{t.speaker}: {t.emotion} {t.intensity:.2f}"
+        for t in extraction.emotional_tone
+        if t.emotion in PEAK_EMOTIONS and t.intensity >= PEAK_INTENSITY
+    ]
+
+
+def conversation_flags(conversation: ConversationView) -> tuple[EscalationFlag, ...]:
+    """Every flag of every chunk, in chunk order (argument before emotional peak)."""
+    return conversation.derived("escalation", _compute_escalation)
+
+
+def _compute_escalation(conversation: ConversationView) -> tuple[EscalationFlag, ...]:
+    flags: list[EscalationFlag] = []
+    for view in conversation.chunks:
+        for flag, reasons in (
+            (ARGUMENT, argument_reasons(view.extraction)),
+            (EMOTIONAL_PEAK, peak_reasons(view.extraction)),
+        ):
+            if reasons:
+                flags.append(
+                    EscalationFlag(
+                        conversation.conversation_id,
+                        view.chunk_id,
+                        view.position,
+                        flag,
+                        tuple(reasons),
+                    )
+                )
+    return tuple(flags)
+
+
+@CONSUMERS.register("escalation")
+class EscalationConsumer(Consumer[EscalationFlag]):
+    """Agreement: F1 on the (chunk, flag) sets; κ on per-chunk flags in the details."""
+
+    name = "escalation"
+
+    def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[EscalationFlag]:
+        return self.output([f for c in conversations for f in conversation_flags(c)], conversations)
+
+    def agreement(
+        self,
+        reference: ConsumerOutput[EscalationFlag],
+        challenger: ConsumerOutput[EscalationFlag],
+    ) -> ConsumerAgreement:
+        ref = set(reference.events)
+        chal = set(challenger.events)
+        both = ref & chal
+        chunks = [(c.conversation_id, c.chunk_id) for c in union_chunks(reference, challenger)]
+        ref_on = {(f.conversation_id, f.chunk_id, f.flag) for f in ref}
+        chal_on = {(f.conversation_id, f.chunk_id, f.flag) for f in chal}
+        kappas: dict[str, float] = {}
+        all_ref: list[bool] = []
+        all_chal: list[bool] = []
+        for flag in FLAGS:
+            ref_ratings = [(conv, cid, flag) in ref_on for conv, cid in chunks]
+            chal_ratings = [(conv, cid, flag) in chal_on for conv, cid in chunks]
+            kappas[f"kappa_{flag}"] = cohen_kappa(ref_ratings, chal_ratings)
+            all_ref.extend(ref_ratings)
+            all_chal.extend(chal_ratings)
+        details = {
+            "n_reference": len(ref),
+            "n_challenger": len(chal),
+            "matched": len(both),
+            "kappa": cohen_kappa(all_ref, all_chal),
+            **kappas,
+            "n_chunks": len(chunks),
+        }
+        return ConsumerAgreement(
+            agreement=f1_from_counts(len(both), len(ref), len(chal)),
+            details=details,
+            missed=tuple(f for f in reference.events if f not in chal),
+            invented=tuple(f for f in challenger.events if f not in ref),
+        )

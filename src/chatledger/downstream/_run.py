@@ -1,0 +1,114 @@
+"""Layer 3 over a run: every consumer on both sides, their agreements, the downstream composite."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from chatledger.core import Chunk, ExtractionRecord, InputError
+from chatledger.downstream._base import ConsumerAgreement, ConsumerOutput, get_consumer
+from chatledger.downstream._conversation import build_conversations
+
+CONSUMER_NAMES: tuple[str, ...] = ("drift", "loops", "escalation", "arcs", "daily_report")
+
+
+def resolve_weights(weights: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Consumer weights as given (not normalised; the composite divides by their sum).
+
+    Every consumer starts at weight 1 (equal weights); ``weights`` overrides some of them by
+    name (0 leaves a consumer out of the composite). Unknown names, negative or non-finite
+    weights, and weights that sum to 0 are input errors.
+    """
+    raw = dict.fromkeys(CONSUMER_NAMES, 1.0)
+    for name, value in (weights or {}).items():
+        if name not in raw:
+            known = ", ".join(CONSUMER_NAMES)
+            raise InputError(f"unknown downstream consumer {name!r} (known: {known})")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"weight of {name!r} must be a number, got {value!r}") from None
+        if not number >= 0.0 or number == float("inf"):
+            raise InputError(f"weight of {name!r} must be a finite number ≥ 0, got {value!r}")
+        raw[name] = number
+    if sum(raw.values()) <= 0.0:
+        raise InputError("downstream weights sum to 0; give at least one consumer a weight")
+    return raw
+
+
+@dataclass(frozen=True)
+class ConsumerResult:
+    """One consumer's outputs on both sides and how well they agree."""
+
+    name: str
+    weight: float
+    result: ConsumerAgreement
+    reference: ConsumerOutput[Any]
+    challenger: ConsumerOutput[Any]
+
+    @property
+    def agreement(self) -> float:
+        return self.result.agreement
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.result.to_dict()
+        return {"agreement": data.pop("agreement"), "weight": self.weight, **data}
+
+
+@dataclass(frozen=True)
+class DownstreamReport:
+    """Layer-3 result of one challenger against one reference (DESIGN.md §6 JSON contract)."""
+
+    consumers: dict[str, ConsumerResult]
+    downstream_composite: float
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return {name: c.weight for name, c in self.consumers.items()}
+
+    def outputs(self, side: str) -> dict[str, ConsumerOutput[Any]]:
+        """Each consumer's output on ``side`` ("reference" or "challenger")."""
+        if side not in ("reference", "challenger"):
+            raise ValueError(f"side must be 'reference' or 'challenger', not {side!r}")
+        return {
+            name: c.reference if side == "reference" else c.challenger
+            for name, c in self.consumers.items()
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "consumers": {name: c.to_dict() for name, c in self.consumers.items()},
+            "downstream_composite": self.downstream_composite,
+        }
+
+
+def run_downstream(
+    chunks: Sequence[Chunk],
+    reference_records: Mapping[str, ExtractionRecord],
+    challenger_records: Mapping[str, ExtractionRecord],
+    weights: Mapping[str, float] | None = None,
+) -> DownstreamReport:
+    """Run the five consumers on the reference's and the challenger's extractions and compare.
+
+    Chunks whose record is missing or not ``ok`` are read as empty extractions on that side.
+    The composite is the weighted mean of the five agreements (:func:`resolve_weights`); each
+    consumer's reported weight is its share of the total.
+    """
+    if not chunks:
+        raise InputError("no chunks to run the downstream consumers on")
+    raw = resolve_weights(weights)
+    total = sum(raw.values())
+    reference_view = build_conversations(chunks, reference_records)
+    challenger_view = build_conversations(chunks, challenger_records)
+    results: dict[str, ConsumerResult] = {}
+    for name in CONSUMER_NAMES:
+        consumer = get_consumer(name)
+        ref_out = consumer.build(reference_view)
+        chal_out = consumer.build(challenger_view)
+        results[name] = ConsumerResult(
+            name, raw[name] / total, consumer.agreement(ref_out, chal_out), ref_out, chal_out
+        )
+    # Σ w·a / Σ w over the raw weights: identical agreements of 1.0 give exactly 1.0.
+    composite = sum(raw[name] * r.agreement for name, r in results.items()) / total
+    return DownstreamReport(results, composite)

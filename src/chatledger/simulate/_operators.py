@@ -1,0 +1,344 @@
+"""Corruption operators: turn a reference extraction into a *simulated* challenger.
+
+Every operator takes a severity in [0, 1] and a seed. Each item gets one uniform draw that does
+not depend on the severity, and an item is corrupted when its draw falls below the severity, so
+the items corrupted at a higher severity are a superset of those at a lower one: scores fall
+monotonically as severity rises, which is what the metric audit (DESIGN.md §7) checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from chatledger.core import Chunk, ExtractionV3, Registry
+
+TEXT_FIELDS: dict[str, str] = {
+    "decisions": "text",
+    "action_items": "text",
+    "open_questions": "text",
+    "claims": "text",
+    "warnings": "text",
+    "qa_pairs": "question",
+    "implicit_assumptions": "text",
+}
+LIST_FIELDS: tuple[str, ...] = (
+    "topics",
+    "entities",
+    "decisions",
+    "action_items",
+    "open_questions",
+    "claims",
+    "links",
+    "warnings",
+    "evidence_message_ids",
+    "qa_pairs",
+    "emotional_tone",
+    "conversation_phases",
+    "implicit_assumptions",
+    "negotiation_patterns",
+)
+
+
+def item_draw(
+    seed: int, operator: str, chunk_id: str, field: str, index: int, part: int = 0
+) -> float:
+    """A uniform draw in [0, 1) fixed by (seed, operator, chunk, field, item, part) alone."""
+    key = f"{seed}|{operator}|{chunk_id}|{field}|{index}|{part}".encode()
+    digest = hashlib.blake2b(key, digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+class CorruptionOperator(ABC):
+    """Rewrites an extraction; ``targets`` are the layer-1 fields whose score it should lower."""
+
+    name: str = ""
+    targets: tuple[str, ...] = ()
+
+    @abstractmethod
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        """The corrupted copy (the input is never modified)."""
+
+    def hit(self, seed: int, chunk: Chunk, field: str, index: int, severity: float) -> bool:
+        return item_draw(seed, self.name, chunk.chunk_id, field, index) < severity
+
+
+OPERATORS: Registry[type[CorruptionOperator]] = Registry("corruption operator")
+
+
+def _dump(extraction: ExtractionV3) -> dict[str, Any]:
+    return extraction.model_dump(mode="python")
+
+
+def _load(data: dict[str, Any]) -> ExtractionV3:
+    # Values came from a valid extraction and are only rearranged: no need to re-validate.
+    return ExtractionV3.model_validate(data)
+
+
+@OPERATORS.register("drop")
+class DropItems(CorruptionOperator):
+    """Drop list items (every list field, the summary shortened to its first half)."""
+
+    name = "drop"
+    targets = LIST_FIELDS
+
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        data = _dump(extraction)
+        for field in LIST_FIELDS:
+            data[field] = [
+                item
+                for i, item in enumerate(data[field])
+                if not self.hit(seed, chunk, field, i, severity)
+            ]
+        return _load(data)
+
+
+_FLIP = {"pro": "con", "con": "pro", "neutral": "con"}
+
+
+@OPERATORS.register("flip_polarity")
+class FlipPolarity(CorruptionOperator):
+    """Claims change sides: pro ↔ con, neutral → con."""
+
+    name = "flip_polarity"
+    targets = ("claims",)
+
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        data = _dump(extraction)
+        for i, claim in enumerate(data["claims"]):
+            if self.hit(seed, chunk, "claims", i, severity):
+                claim["polarity"] = _FLIP[claim["polarity"]]
+        return _load(data)
+
+
+def _other_person(name: str | None, people: Sequence[str]) -> str | None:
+    """The next participant after ``name`` (or an outsider when the chunk has only one)."""
+    if not people:
+        return "Someone Else" if name else name
+    folded = [p.casefold() for p in people]
+    current = (name or "").casefold()
+    matches = [i for i, p in enumerate(folded) if current and (current in p or p in current)]
+    start = matches[0] if matches else -1
+    choice = people[(start + 1) % len(people)]
+    if choice.casefold() == current or len(people) == 1:
+        return "Someone Else"
+    return choice
+
+
+@OPERATORS.register("swap_speaker")
+class SwapSpeaker(CorruptionOperator):
+    """Attribute items to the wrong participant (owners, speakers, actors, askers)."""
+
+    name = "swap_speaker"
+    targets = ("action_items", "emotional_tone", "negotiation_patterns")
+    _ROLES: tuple[tuple[str, str], ...] = (
+        ("action_items", "owner"),
+        ("claims", "speaker"),
+        ("open_questions", "asked_by"),
+        ("qa_pairs", "asked_by"),
+        ("emotional_tone", "speaker"),
+        ("negotiation_patterns", "actor"),
+        ("implicit_assumptions", "held_by"),
+    )
+
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        data = _dump(extraction)
+        people = chunk.speakers()
+        for field, role in self._ROLES:
+            for i, item in enumerate(data[field]):
+                if self.hit(seed, chunk, field, i, severity):
+                    item[role] = _other_person(item.get(role), people)
+        for i, decision in enumerate(data["decisions"]):
+            if self.hit(seed, chunk, "decisions", i, severity):
+                decision["made_by"] = [_other_person(p, people) for p in decision["made_by"]]
+        return _load(data)
+
+
+_INVENTED = (
+    "Order forty folding chairs from the hardware catalogue",
+    "Renew the parking permit at the municipal office",
+    "Quarterly tax paperwork needs a notary stamp",
+    "Switch the broadband contract to a fibre provider",
+    "Repaint the garden shed in dark olive green",
+    "Book a piano tuner for the community hall",
+    "Migrate the mailing list to a new newsletter platform",
+    "Submit expense receipts for the conference hotel",
+)
+
+
+@OPERATORS.register("invent_item")
+class InventItems(CorruptionOperator):
+    """Add fabricated items, unrelated to the conversation, to the text fields."""
+
+    name = "invent_item"
+    targets = tuple(TEXT_FIELDS)
+
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        data = _dump(extraction)
+        speaker = chunk.speakers()[0] if chunk.speakers() else None
+        evidence = [chunk.messages[0].id] if chunk.messages else []
+        for field, key in TEXT_FIELDS.items():
+            # Up to max(2, n) slots; slot k is filled when its draw is below the severity.
+            slots = max(2, len(data[field]))
+            for k in range(slots):
+                if not self.hit(seed, chunk, field, 1000 + k, severity):
+                    continue
+                text = _INVENTED[(k + len(field)) % len(_INVENTED)]
+                data[field].append(_invented_item(field, key, text, speaker, evidence))
+        return _load(data)
+
+
+def _invented_item(
+    field: str, key: str, text: str, speaker: str | None, evidence: list[str]
+) -> dict[str, Any]:
+    item: dict[str, Any] = {key: text, "evidence": evidence}
+    if field in ("decisions", "action_items", "open_questions", "claims"):
+        item["confidence"] = 0.7
+    if field == "claims":
+        item.update(subject="invented", polarity="pro", speaker=speaker)
+    if field == "action_items":
+        item["owner"] = speaker
+    if field == "qa_pairs":
+        item["answer"] = "Probably next week"
+    return item
+
+
+_SYNONYMS = {
+    "buy": "purchase",
+    "get": "obtain",
+    "send": "forward",
+    "call": "phone",
+    "book": "reserve",
+    "fix": "repair",
+    "need": "require",
+    "want": "wish",
+    "think": "reckon",
+    "good": "fine",
+    "bad": "poor",
+    "big": "large",
+    "small": "little",
+    "car": "vehicle",
+    "house": "home",
+    "price": "cost",
+    "money": "cash",
+    "meeting": "catch-up",
+    "tomorrow": "next-day",
+    "friday": "end-of-week",
+    "cheap": "inexpensive",
+    "fast": "quick",
+    "late": "delayed",
+    "start": "begin",
+    "finish": "complete",
+    "help": "assist",
+    "ask": "enquire",
+    "pay": "settle",
+}
+_FILLERS = ("thing", "matter", "bit", "item", "stuff", "point")
+
+
+def _paraphrase(text: str, draw: Callable[[int], float], severity: float) -> str:
+    words = text.split()
+    out = []
+    for j, word in enumerate(words):
+        if draw(j) < severity:
+            bare = word.strip(".,!?;:").lower()
+            out.append(_SYNONYMS.get(bare, _FILLERS[j % len(_FILLERS)] + str(j)))
+        else:
+            out.append(word)
+    return " ".join(out) if out else text
+
+
+@OPERATORS.register("paraphrase")
+class Paraphrase(CorruptionOperator):
+    """Reword texts: each word is replaced (synonym or filler) with probability = severity."""
+
+    name = "paraphrase"
+    targets = (*TEXT_FIELDS, "summary", "topics")
+
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        data = _dump(extraction)
+
+        def drawer(field: str, i: int) -> Callable[[int], float]:
+            return lambda j: item_draw(seed, self.name, chunk.chunk_id, field, i, j)
+
+        for field, key in TEXT_FIELDS.items():
+            for i, item in enumerate(data[field]):
+                item[key] = _paraphrase(item[key], drawer(field, i), severity)
+        data["topics"] = [
+            _paraphrase(t, drawer("topics", i), severity) for i, t in enumerate(data["topics"])
+        ]
+        data["summary"] = _paraphrase(data["summary"], drawer("summary", 0), severity)
+        return _load(data)
+
+
+@OPERATORS.register("keywords")
+class CollapseToKeywords(CorruptionOperator):
+    """Collapse a text to its longest word — the one-keyword pitfall of token_set_ratio."""
+
+    name = "keywords"
+    targets = tuple(TEXT_FIELDS)
+
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        data = _dump(extraction)
+        for field, key in TEXT_FIELDS.items():
+            for i, item in enumerate(data[field]):
+                if self.hit(seed, chunk, field, i, severity):
+                    words = [w.strip(".,!?;:'\"") for w in item[key].split()]
+                    item[key] = max(words, key=len) or item[key]
+        return _load(data)
+
+
+@OPERATORS.register("shift_phases")
+class ShiftPhases(CorruptionOperator):
+    """Move phase boundaries and turning points later by up to ``severity × 4`` messages."""
+
+    name = "shift_phases"
+    targets = ("conversation_phases", "emotional_arc")
+    max_shift = 4
+
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        data = _dump(extraction)
+        ids = [m.id for m in chunk.messages]
+        position = {m: i for i, m in enumerate(ids)}
+        shift = round(severity * self.max_shift)
+
+        def moved(message_id: str, by: int) -> str:
+            if message_id not in position or not ids:
+                return message_id
+            return ids[min(position[message_id] + by, len(ids) - 1)]
+
+        for phase in data["conversation_phases"]:
+            phase["start_message_id"] = moved(phase["start_message_id"], shift)
+            phase["end_message_id"] = moved(phase["end_message_id"], 2 * shift)
+        arc = data.get("emotional_arc")
+        if arc:
+            for point in arc["turning_points"]:
+                point["message_id"] = moved(point["message_id"], shift + (shift > 0))
+        return _load(data)
+
+
+def corrupt(
+    extraction: ExtractionV3, chunk: Chunk, operator: str, severity: float, seed: int = 0
+) -> ExtractionV3:
+    """Apply one registered operator at ``severity`` ∈ [0, 1]."""
+    if not 0.0 <= severity <= 1.0:
+        raise ValueError(f"severity must lie in [0, 1], got {severity}")
+    return OPERATORS.get(operator)().apply(extraction, chunk, severity, seed)

@@ -1,0 +1,146 @@
+"""Weight sensitivity (DESIGN.md §7): would other reasonable weights change the ranking?
+
+Weights are re-drawn from a Dirichlet centred on the configured ones (parameters
+``concentration × weights``: the larger the concentration, the closer the draws stay). For each
+draw the models are re-ranked; we report Kendall's τ against the configured ranking, the
+probability that each pair of models swaps, and, for layer weights, a grid over the simplex
+marking where the configured ranking holds.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+FloatArray = npt.NDArray[np.float64]
+_FLOOR = 1e-3  # a zero weight still gets a little mass, so the draw can explore it
+
+
+def ranking(scores: FloatArray) -> list[int]:
+    """Model indices from best to worst (ties by index)."""
+    return [int(i) for i in np.argsort(-scores, kind="stable")]
+
+
+def _tau(a: FloatArray, b: FloatArray) -> float:
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        return (
+            1.0
+            if np.array_equal(np.argsort(-a, kind="stable"), np.argsort(-b, kind="stable"))
+            else 0.0
+        )
+    return float(stats.kendalltau(a, b).statistic)
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """How a ranking responds to re-drawn weights."""
+
+    models: list[str]
+    configured_ranking: list[str]
+    tau_mean: float
+    tau_quantiles: dict[str, float]
+    p_same_ranking: float
+    swap_probability: dict[str, float]
+    n_draws: int
+    concentration: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "models": self.models,
+            "configured_ranking": self.configured_ranking,
+            "kendall_tau_mean": self.tau_mean,
+            "kendall_tau_quantiles": self.tau_quantiles,
+            "p_same_ranking": self.p_same_ranking,
+            "swap_probability": self.swap_probability,
+            "n_draws": self.n_draws,
+            "concentration": self.concentration,
+        }
+
+
+def dirichlet_sensitivity(
+    component_scores: FloatArray | Sequence[Sequence[float]],
+    weights: Sequence[float],
+    models: Sequence[str],
+    *,
+    concentration: float = 50.0,
+    n_draws: int = 2000,
+    seed: int = 0,
+) -> Sensitivity:
+    """``component_scores`` is models × components (fields or layers); ``weights`` sums to 1."""
+    scores = np.asarray(component_scores, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape != (len(models), w.size):
+        raise ValueError("component_scores must be models × components, matching the weights")
+    if concentration <= 0:
+        raise ValueError("concentration must be positive")
+    base = scores @ (w / w.sum())
+    rng = np.random.default_rng(seed)
+    alpha = concentration * np.maximum(w / w.sum(), _FLOOR)
+    draws = rng.dirichlet(alpha, size=n_draws)  # n_draws × components
+    totals = draws @ scores.T  # n_draws × models
+    taus = np.array([_tau(base, row) for row in totals])
+    base_rank = ranking(base)
+    same = np.mean([ranking(row) == base_rank for row in totals])
+    swaps: dict[str, float] = {}
+    for i, j in itertools.combinations(range(len(models)), 2):
+        before = base[i] >= base[j]
+        after = totals[:, i] >= totals[:, j]
+        swaps[f"{models[i]}|{models[j]}"] = float(np.mean(after != before))
+    quantiles = np.quantile(taus, [0.05, 0.5, 0.95])
+    return Sensitivity(
+        models=list(models),
+        configured_ranking=[models[i] for i in base_rank],
+        tau_mean=float(taus.mean()),
+        tau_quantiles={
+            "q05": float(quantiles[0]),
+            "q50": float(quantiles[1]),
+            "q95": float(quantiles[2]),
+        },
+        p_same_ranking=float(same),
+        swap_probability=swaps,
+        n_draws=n_draws,
+        concentration=concentration,
+    )
+
+
+def simplex_grid(
+    layer_scores: FloatArray | Sequence[Sequence[float]],
+    layers: Sequence[str],
+    configured: Sequence[float],
+    *,
+    step: float = 0.05,
+) -> dict[str, Any]:
+    """Every weight vector on a grid over the simplex of ``layers``, with its ranking and
+    whether it equals the configured ranking (the region where the ranking holds)."""
+    scores = np.asarray(layer_scores, dtype=np.float64)
+    k = len(layers)
+    n = round(1.0 / step)
+    base_rank = ranking(scores @ np.asarray(configured, dtype=np.float64))
+    points: list[dict[str, Any]] = []
+    for combo in itertools.product(range(n + 1), repeat=k - 1):
+        if sum(combo) > n:
+            continue
+        parts = [*combo, n - sum(combo)]
+        w = np.array(parts, dtype=np.float64) / n
+        order = ranking(scores @ w)
+        points.append(
+            {
+                "weights": dict(zip(layers, (round(float(x), 6) for x in w), strict=True)),
+                "ranking": order,
+                "holds": order == base_rank,
+            }
+        )
+    held = sum(p["holds"] for p in points)
+    return {
+        "layers": list(layers),
+        "step": step,
+        "configured_ranking": base_rank,
+        "points": points,
+        "share_holding": held / len(points) if points else 1.0,
+    }

@@ -1,0 +1,196 @@
+"""The run: config validation, composites and renormalisation, the run directory."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from chatledger.cli._app import main
+from chatledger.core import InputError
+from chatledger.runs import (
+    RUN_LEVEL,
+    execute_run,
+    layer_weights_used,
+    load_run_config,
+    overall_composite,
+)
+
+EXAMPLES = Path(__file__).parents[1] / "src" / "chatledger" / "data" / "examples"
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _three_chunk_corpus(folder: Path) -> None:
+    """Three chunks of one conversation made from the bundled example, one day apart."""
+    chunk = json.loads((EXAMPLES / "chunks.jsonl").read_text())
+    ref = json.loads((EXAMPLES / "reference.jsonl").read_text())
+    chal = json.loads((EXAMPLES / "challenger.jsonl").read_text())
+    chunks, refs, chals = [], [], []
+    for day in range(3):
+        suffix = f"-d{day}"
+        c = copy.deepcopy(chunk)
+        c["chunk_id"] += suffix
+        for m in c["messages"]:
+            m["id"] += suffix
+            m["timestamp"] = m["timestamp"].replace("2026-04-10", f"2026-04-1{day}")
+        chunks.append(c)
+        for src, out in ((ref, refs), (chal, chals)):
+            text = json.dumps(src).replace('ex1-m', 'ex1-m').replace('"ex-1"', f'"ex-1{suffix}"')
+            for n in range(1, 6):
+                text = text.replace(f'"ex1-m{n}"', f'"ex1-m{n}{suffix}"')
+            out.append(json.loads(text))
+    _write_jsonl(folder / "chunks.jsonl", chunks)
+    _write_jsonl(folder / "gold.jsonl", refs)
+    _write_jsonl(folder / "cheap.jsonl", chals)
+    _write_jsonl(folder / "self.jsonl", [dict(r, model="self") for r in refs])
+
+
+def _config(folder: Path, **overrides: object) -> Path:
+    text = {
+        "name": "t",
+        "chunks": "chunks.jsonl",
+        "reference": {"file": "gold.jsonl", "name": "gold"},
+        "challengers": [{"file": "cheap.jsonl", "name": "cheap"}, {"file": "self.jsonl"}],
+        "layers": ["extraction", "downstream"],
+    }
+    text.update(overrides)
+    path = folder / "run.yaml"
+    path.write_text(json.dumps(text), encoding="utf-8")  # JSON is valid YAML
+    return path
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    _three_chunk_corpus(tmp_path)
+    return tmp_path
+
+
+def test_renormalisation_by_hand() -> None:
+    configured = {"extraction": 0.60, "judge": 0.25, "downstream": 0.15}
+    used, note = layer_weights_used(configured, ["extraction", "downstream"])
+    # 0.60 / 0.75 = 0.8 and 0.15 / 0.75 = 0.2
+    assert used == pytest.approx({"extraction": 0.8, "downstream": 0.2})
+    assert note is not None and "judge" in note
+    # extraction 0.9, downstream 0.5 -> 0.8*0.9 + 0.2*0.5 = 0.82
+    assert overall_composite({"extraction": 0.9, "downstream": 0.5}, used) == pytest.approx(0.82)
+    used_all, note_all = layer_weights_used(configured, ["extraction", "judge", "downstream"])
+    assert used_all == pytest.approx(configured) and note_all is None
+    used_one, _ = layer_weights_used(configured, ["downstream"])
+    assert used_one == {"downstream": 1.0}
+
+
+def test_run_writes_directory_and_self_scores_one(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = execute_run(load_run_config(_config(corpus)), out)
+    assert {p.name for p in out.iterdir()} >= {"run.json", "scores.parquet", "downstream.json"}
+    by_name = {m.name: m for m in result.models}
+    self_model = by_name["self"]
+    # Every layer-1 field is exactly 1 on self-comparison except confidence (1 - ECE).
+    assert all(v == 1.0 for k, v in self_model.fields.items() if k != "confidence")
+    assert self_model.layers["downstream"] == 1.0
+    assert by_name["cheap"].overall < self_model.overall
+    expected = 0.8 * by_name["cheap"].layers["extraction"] + 0.2 * by_name["cheap"].layers[
+        "downstream"
+    ]
+    assert by_name["cheap"].overall == pytest.approx(expected)
+    run = json.loads((out / "run.json").read_text())
+    assert run["leaderboard"] == ["self", "cheap"]
+    assert "judge" in run["renormalisation"]
+    assert run["layer_weights_used"] == pytest.approx({"extraction": 0.8, "downstream": 0.2})
+
+
+def test_scores_parquet_is_tidy_and_queryable(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    execute_run(load_run_config(_config(corpus)), out)
+    table = str(out / "scores.parquet")
+    con = duckdb.connect()
+    dupes = con.execute(
+        f"SELECT model, chunk_id, layer, field, component, count(*) c FROM '{table}' "
+        "GROUP BY ALL HAVING c > 1"
+    ).fetchall()
+    assert dupes == []
+    claims = con.execute(
+        f"SELECT model, avg(value) FROM '{table}' WHERE layer='extraction' AND field='claims' "
+        f"AND component='score' AND chunk_id <> '{RUN_LEVEL}' GROUP BY model ORDER BY model"
+    ).fetchall()
+    # The challenger's claims: text F1 1, polarity 1/2, subject consistency 1
+    # -> 0.6 + 0.25*0.5 + 0.15 = 0.875 in each of the three chunks.
+    assert claims == [("cheap", pytest.approx(0.875)), ("self", pytest.approx(1.0))]
+    chunks = con.execute(
+        f"SELECT count(DISTINCT chunk_id) FROM '{table}' WHERE chunk_id <> '{RUN_LEVEL}'"
+    ).fetchone()
+    assert chunks == (3,)
+    overall = con.execute(
+        f"SELECT model, value FROM '{table}' WHERE layer='overall' ORDER BY model"
+    ).fetchall()
+    assert [m for m, _ in overall] == ["cheap", "self"]
+
+
+def test_same_config_gives_byte_identical_parquet(corpus: Path, tmp_path: Path) -> None:
+    config = load_run_config(_config(corpus, seed=7))
+    execute_run(config, tmp_path / "a")
+    execute_run(config, tmp_path / "b")
+    a = (tmp_path / "a" / "scores.parquet").read_bytes()
+    b = (tmp_path / "b" / "scores.parquet").read_bytes()
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"colour": "red"}, "colour"),
+        ({"weights": {"layers": {"extraction": 0.5, "downstream": 0.15}}}, "sum to 0.65"),
+        ({"weights": {"layers": {"extraction": 0.85, "vibes": 0.15}}}, "unknown layer"),
+        ({"chunks": "../outside.jsonl"}, "leaves the config's folder"),
+        ({"reference": "nope.jsonl"}, "file not found"),
+        ({"layers": ["extraction", "extraction"]}, "listed twice"),
+    ],
+)
+def test_config_errors_are_clear(corpus: Path, overrides: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message) as info:
+        load_run_config(_config(corpus, **overrides))
+    assert "run.yaml" in str(info.value)
+
+
+def test_field_weights_must_sum_to_one(corpus: Path, tmp_path: Path) -> None:
+    config = load_run_config(_config(corpus, weights={"fields": {"claims": 0.5}}))
+    with pytest.raises(InputError, match="sum to"):
+        execute_run(config, tmp_path / "out")
+
+
+def test_absolute_path_outside_is_allowed(corpus: Path, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "c.jsonl").write_text((corpus / "chunks.jsonl").read_text())
+    loaded = load_run_config(_config(corpus, chunks=str(other / "c.jsonl")))
+    assert loaded.chunks == other / "c.jsonl"
+
+
+def test_cli_run_and_compare(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _config(corpus)
+    assert main(["run", str(config), "--out", str(tmp_path / "r1"), "--format", "json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert [m["name"] for m in first["leaderboard"]] == ["self", "cheap"]
+    assert main(["run", str(config), "--out", str(tmp_path / "r2")]) == 0
+    shown = capsys.readouterr().out
+    assert "Leaderboard" in shown and "cheap" in shown
+    code = main(["compare", str(tmp_path / "r1"), str(tmp_path / "r2"), "--format", "json"])
+    assert code == 0
+    diff = json.loads(capsys.readouterr().out)
+    assert diff["models"]["cheap"]["overall"]["delta"] == 0.0
+    assert main(["compare", str(tmp_path / "r1"), str(tmp_path / "nowhere")]) == 2
+    assert "no run.json" in capsys.readouterr().err
+
+
+def test_cli_run_bad_config_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("chunks: [unclosed\n")
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml" in err and "Traceback" not in err
