@@ -1,0 +1,35 @@
+"""Runs: a YAML config in, a run directory out (run.json, scores.parquet, downstream.json)."""
+
+from chatledger.runs._compare import compare_runs, load_run_json
+from chatledger.runs._config import (
+    DEFAULT_LAYER_WEIGHTS,
+    LoadedRunConfig,
+    RunConfig,
+    load_run_config,
+)
+from chatledger.runs._execute import (
+    ModelSummary,
+    RunResult,
+    execute_run,
+    layer_weights_used,
+    overall_composite,
+)
+from chatledger.runs._tables import RUN_LEVEL, SCORE_SCHEMA, ScoreTableWriter, read_score_table
+
+__all__ = [
+    "DEFAULT_LAYER_WEIGHTS",
+    "RUN_LEVEL",
+    "SCORE_SCHEMA",
+    "LoadedRunConfig",
+    "ModelSummary",
+    "RunConfig",
+    "RunResult",
+    "ScoreTableWriter",
+    "compare_runs",
+    "execute_run",
+    "layer_weights_used",
+    "load_run_config",
+    "load_run_json",
+    "overall_composite",
+    "read_score_table",
+]

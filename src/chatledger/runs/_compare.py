@@ -1,0 +1,49 @@
+"""What changed between two run directories, per model, layer and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from chatledger.core import InputError
+
+
+def load_run_json(run_dir: str | Path) -> dict[str, Any]:
+    path = Path(run_dir) / "run.json"
+    if not path.is_file():
+        raise InputError("not a run directory (no run.json)", path=run_dir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"run.json is not valid JSON ({exc.msg})", path=path) from None
+    if not isinstance(data, dict) or "models" not in data:
+        raise InputError("run.json has no 'models'", path=path)
+    return data
+
+
+def _delta(a: float | None, b: float | None) -> dict[str, float | None]:
+    diff = None if a is None or b is None else b - a
+    return {"before": a, "after": b, "delta": diff}
+
+
+def compare_runs(before_dir: str | Path, after_dir: str | Path) -> dict[str, Any]:
+    """Per model present in either run: overall, layer, field and consumer scores before/after."""
+    before = {m["name"]: m for m in load_run_json(before_dir)["models"]}
+    after = {m["name"]: m for m in load_run_json(after_dir)["models"]}
+    models: dict[str, Any] = {}
+    for name in [*before, *(n for n in after if n not in before)]:
+        a, b = before.get(name, {}), after.get(name, {})
+        entry: dict[str, Any] = {"overall": _delta(a.get("overall"), b.get("overall"))}
+        for group in ("layers", "fields", "consumers"):
+            ga, gb = a.get(group, {}), b.get(group, {})
+            keys = [*ga, *(k for k in gb if k not in ga)]
+            entry[group] = {k: _delta(ga.get(k), gb.get(k)) for k in keys}
+        models[name] = entry
+    return {
+        "before": str(before_dir),
+        "after": str(after_dir),
+        "only_before": [n for n in before if n not in after],
+        "only_after": [n for n in after if n not in before],
+        "models": models,
+    }

@@ -1,0 +1,164 @@
+"""Run configuration (YAML): what to compare, which layers, which weights (DESIGN.md §6).
+
+Paths in a config are relative to the config file's folder and must stay inside that folder
+tree; a path outside it is accepted only when written as an absolute path, so a config copied
+from someone else cannot reach elsewhere by ``../``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from chatledger.core import InputError
+
+LAYERS = ("extraction", "judge", "downstream")
+DEFAULT_LAYER_WEIGHTS = {"extraction": 0.60, "judge": 0.25, "downstream": 0.15}
+TOLERANCE = 1e-6
+
+
+class ModelSource(BaseModel):
+    """One side of the comparison: an extraction file (and the name it shows under)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str
+    name: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"file": value} if isinstance(value, str) else value
+
+
+class Weights(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    layers: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_LAYER_WEIGHTS))
+    fields: dict[str, float] | None = None
+    consumers: dict[str, float] | None = None
+
+    @field_validator("layers")
+    @classmethod
+    def _layers_valid(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(value) - set(LAYERS))
+        if unknown:
+            raise ValueError(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
+        _check_sum(value, "layer weights")
+        return value
+
+    @field_validator("consumers")
+    @classmethod
+    def _consumers_valid(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is not None:
+            _check_sum(value, "consumer weights")
+        return value
+
+
+def _check_sum(weights: dict[str, float], what: str) -> None:
+    if any(w < 0 for w in weights.values()):
+        raise ValueError(f"{what} must not be negative")
+    total = sum(weights.values())
+    if abs(total - 1.0) > TOLERANCE:
+        raise ValueError(f"{what} sum to {total:.6f}, expected 1")
+
+
+LayerName = Literal["extraction", "judge", "downstream"]
+
+
+def _default_layers() -> list[LayerName]:
+    return ["extraction", "downstream"]
+
+
+class RunConfig(BaseModel):
+    """The YAML file of ``chatledger run``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "run"
+    chunks: str
+    reference: ModelSource
+    challengers: list[ModelSource] = Field(min_length=1)
+    layers: list[LayerName] = Field(default_factory=_default_layers)
+    schema_version: Literal["v1", "v3"] = Field(default="v3", alias="schema")
+    matcher: str = "token_set"
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    weights: Weights = Field(default_factory=Weights)
+    seed: int = 0
+
+    @field_validator("layers")
+    @classmethod
+    def _layers_unique(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("a layer is listed twice")
+        if not value:
+            raise ValueError("at least one layer is needed")
+        return value
+
+
+def resolve_inside(base: Path, raw: str, *, what: str, config_path: Path) -> Path:
+    """Resolve ``raw`` against ``base``; relative paths may not climb out of ``base``."""
+    candidate = Path(raw).expanduser()
+    if candidate.is_absolute():
+        return candidate
+    resolved = (base / candidate).resolve()
+    root = base.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise InputError(
+            f"path {raw!r} leaves the config's folder; write it as an absolute path to allow it",
+            path=config_path,
+            field=what,
+        )
+    return resolved
+
+
+class LoadedRunConfig(BaseModel):
+    """A validated config with its paths resolved."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    config: RunConfig
+    path: Path
+    chunks: Path
+    reference: Path
+    challengers: list[Path]
+
+
+def load_run_config(path: str | Path) -> LoadedRunConfig:
+    """Read and validate a run config; every mistake is an InputError naming file and key."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("run config not found", path=path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot parse YAML: {exc}", path=path) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping at the top level", path=path)
+    try:
+        config = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"])
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        raise InputError(msg, path=path, field=where or None) from None
+    base = path.parent
+    chunks = resolve_inside(base, config.chunks, what="chunks", config_path=path)
+    reference = resolve_inside(base, config.reference.file, what="reference", config_path=path)
+    challengers = [
+        resolve_inside(base, c.file, what=f"challengers.{i}.file", config_path=path)
+        for i, c in enumerate(config.challengers)
+    ]
+    for what, p in [("chunks", chunks), ("reference", reference)] + [
+        (f"challengers.{i}.file", c) for i, c in enumerate(challengers)
+    ]:
+        if not p.is_file():
+            raise InputError(f"file not found: {p}", path=path, field=what)
+    return LoadedRunConfig(
+        config=config, path=path, chunks=chunks, reference=reference, challengers=challengers
+    )

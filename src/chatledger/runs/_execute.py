@@ -1,0 +1,335 @@
+"""Execute a run: layer 1 and layer 3 for every challenger, composites, the run directory.
+
+Work streams one challenger at a time: its extraction file is read, scored, its rows appended
+to ``scores.parquet`` and only its summary kept, so memory does not grow with the number of
+challengers beyond their summaries.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from chatledger.core import Chunk, InputError, RecordStatus
+from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
+from chatledger.downstream import DownstreamReport, run_downstream
+from chatledger.runs._config import LoadedRunConfig
+from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
+from chatledger.score import ScoreReport, ScoringConfig
+from chatledger.score import score_records as _score_records
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+@dataclass
+class ModelSummary:
+    """What the leaderboard and ``run.json`` keep of one challenger."""
+
+    name: str
+    file: str
+    layers: dict[str, float]
+    overall: float
+    layer_weights_used: dict[str, float]
+    fields: dict[str, float]
+    consumers: dict[str, float]
+    chunks: int
+    invalid: int
+    missing: int
+    validity_rate: float
+    usage: dict[str, float]
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "file": self.file,
+            "overall": self.overall,
+            "layers": self.layers,
+            "layer_weights_used": self.layer_weights_used,
+            "fields": self.fields,
+            "consumers": self.consumers,
+            "chunks": self.chunks,
+            "invalid": self.invalid,
+            "missing": self.missing,
+            "validity_rate": self.validity_rate,
+            "usage": self.usage,
+            "problems": self.problems,
+        }
+
+
+@dataclass
+class RunResult:
+    name: str
+    out_dir: Path
+    layers_run: list[str]
+    layer_weights_used: dict[str, float]
+    renormalisation_note: str | None
+    models: list[ModelSummary]
+    reference_name: str
+    timings: dict[str, float]
+
+    def leaderboard(self) -> list[ModelSummary]:
+        return sorted(self.models, key=lambda m: (-m.overall, m.name))
+
+
+def layer_weights_used(
+    configured: dict[str, float], layers_run: list[str]
+) -> tuple[dict[str, float], str | None]:
+    """Weights of the layers that ran, renormalised to sum to 1, and a note when that happened."""
+    present = {name: configured.get(name, 0.0) for name in layers_run}
+    total = sum(present.values())
+    if total <= 0:
+        raise InputError(f"the layers that ran ({', '.join(layers_run)}) all have weight 0")
+    used = {name: w / total for name, w in present.items()}
+    left_out = [name for name in configured if name not in layers_run and configured[name] > 0]
+    note = None
+    if left_out:
+        shown = ", ".join(f"{k} {v:.3f}" for k, v in used.items())
+        note = f"layer(s) not run: {', '.join(left_out)}; remaining weights renormalised to {shown}"
+    return used, note
+
+
+def overall_composite(layers: dict[str, float], weights: dict[str, float]) -> float:
+    return sum(weights[name] * layers[name] for name in weights)
+
+
+def _usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
+    totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "latency_s": 0.0}
+    for record in source.records.values():
+        totals["input_tokens"] += record.usage.input_tokens
+        totals["output_tokens"] += record.usage.output_tokens
+        totals["cost_usd"] += record.usage.cost_usd
+        totals["latency_s"] += record.usage.latency_s
+    totals["cost_per_chunk_usd"] = totals["cost_usd"] / n_chunks if n_chunks else 0.0
+    totals["latency_per_chunk_s"] = totals["latency_s"] / n_chunks if n_chunks else 0.0
+    return totals
+
+
+def extraction_rows(model: str, report: ScoreReport) -> list[Row]:
+    rows: list[Row] = []
+    weights = {name: s.weight for name, s in report.fields.items()}
+    for chunk in report.chunks:
+        composite = 0.0
+        for name, score in chunk.fields.items():
+            rows.append((model, chunk.chunk_id, "extraction", name, "score", score.score))
+            for comp, value in score.components.items():
+                rows.append((model, chunk.chunk_id, "extraction", name, comp, float(value)))
+            composite += weights[name] * score.score
+        rows.append((model, chunk.chunk_id, "extraction", "composite", "score", composite))
+        valid = 1.0 if chunk.status is RecordStatus.OK else 0.0
+        rows.append((model, chunk.chunk_id, "extraction", "validity", "score", valid))
+    for name, summary in report.fields.items():
+        rows.append((model, RUN_LEVEL, "extraction", name, "score", summary.score))
+        for comp, value in summary.components.items():
+            rows.append((model, RUN_LEVEL, "extraction", name, comp, float(value)))
+    rows.append((model, RUN_LEVEL, "extraction", "composite", "score", report.extraction_composite))
+    return rows
+
+
+def downstream_rows(model: str, report: DownstreamReport) -> list[Row]:
+    rows: list[Row] = []
+    for name, data in report.to_dict()["consumers"].items():
+        for key, value in data.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            component = "score" if key == "agreement" else key
+            rows.append((model, RUN_LEVEL, "downstream", name, component, float(value)))
+    rows.append((model, RUN_LEVEL, "downstream", "composite", "score", report.downstream_composite))
+    return rows
+
+
+def _model_name(source: ExtractionFile, configured: str | None) -> str:
+    return configured or source.model or Path(source.path).stem
+
+
+def execute_run(
+    loaded: LoadedRunConfig, out_dir: Path, on_progress: ProgressCallback | None = None
+) -> RunResult:
+    """Run every configured layer for every challenger and write the run directory."""
+    config = loaded.config
+    if "judge" in config.layers:
+        raise InputError(
+            "the judge layer needs judges, which this version cannot run yet; "
+            "remove 'judge' from layers",
+            path=loaded.path,
+            field="layers",
+        )
+    started = time.perf_counter()
+    scoring = _scoring_config(loaded)
+    chunks = read_chunks(loaded.chunks)
+    reference = read_extractions(loaded.reference)
+    reference_name = _model_name(reference, config.reference.name)
+    weights_used, note = layer_weights_used(config.weights.layers, list(config.layers))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {"extraction_s": 0.0, "downstream_s": 0.0}
+    models: list[ModelSummary] = []
+    downstream_out: dict[str, Any] = {}
+    seen: set[str] = {reference_name}
+    steps = len(loaded.challengers) * len(config.layers)
+    done = 0
+    with ScoreTableWriter(out_dir / "scores.parquet") as writer:
+        for index, path in enumerate(loaded.challengers):
+            source = read_extractions(path)
+            name = _model_name(source, config.challengers[index].name)
+            if name in seen:
+                raise InputError(
+                    f"model name {name!r} is used twice; give each challenger a unique 'name'",
+                    path=loaded.path,
+                    field=f"challengers.{index}",
+                )
+            seen.add(name)
+            summary, rows, downstream = _score_challenger(
+                name, source, reference, chunks, scoring, loaded, timings
+            )
+            for layer in config.layers:
+                done += 1
+                if on_progress:
+                    on_progress(f"{name}: {layer}", done, steps)
+            layers = {k: v for k, v in summary.layers.items() if k in weights_used}
+            summary.overall = overall_composite(layers, weights_used)
+            summary.layer_weights_used = weights_used
+            rows.append((name, RUN_LEVEL, "overall", "composite", "score", summary.overall))
+            writer.write(rows)
+            models.append(summary)
+            if downstream is not None:
+                downstream_out[name] = downstream
+    timings["total_s"] = time.perf_counter() - started
+    result = RunResult(
+        name=config.name,
+        out_dir=out_dir,
+        layers_run=list(config.layers),
+        layer_weights_used=weights_used,
+        renormalisation_note=note,
+        models=models,
+        reference_name=reference_name,
+        timings=timings,
+    )
+    downstream_json = {"reference": reference_name, "models": downstream_out}
+    _write_json(out_dir / "downstream.json", downstream_json)
+    _write_json(out_dir / "run.json", _run_json(result, loaded, reference, len(chunks)))
+    return result
+
+
+def _scoring_config(loaded: LoadedRunConfig) -> ScoringConfig:
+    config = loaded.config
+    data: dict[str, Any] = {"matcher": config.matcher}
+    if config.weights.fields is not None:
+        data["weights"] = config.weights.fields
+    if config.thresholds:
+        data["thresholds"] = config.thresholds
+    try:
+        return ScoringConfig.from_mapping(data, schema_version=config.schema_version)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"]) or "weights.fields"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise InputError(msg, path=loaded.path, field=where) from None
+    except ValueError as exc:
+        raise InputError(str(exc), path=loaded.path, field="weights.fields") from None
+
+
+def _score_challenger(
+    name: str,
+    source: ExtractionFile,
+    reference: ExtractionFile,
+    chunks: list[Chunk],
+    scoring: ScoringConfig,
+    loaded: LoadedRunConfig,
+    timings: dict[str, float],
+) -> tuple[ModelSummary, list[Row], dict[str, Any] | None]:
+    config = loaded.config
+    rows: list[Row] = []
+    layers: dict[str, float] = {}
+    fields: dict[str, float] = {}
+    consumers: dict[str, float] = {}
+    invalid = missing = 0
+    validity = 1.0
+    problems = [str(p) for p in source.problems]
+    downstream: dict[str, Any] | None = None
+    if "extraction" in config.layers:
+        t0 = time.perf_counter()
+        report = _score_records(
+            reference.records,
+            source.records,
+            chunks,
+            scoring,
+            reference_model=reference.model,
+            challenger_model=name,
+            problems=source.problems,
+        )
+        timings["extraction_s"] += time.perf_counter() - t0
+        rows.extend(extraction_rows(name, report))
+        layers["extraction"] = report.extraction_composite
+        fields = {k: s.score for k, s in report.fields.items()}
+        invalid, missing, validity = report.invalid, report.missing, report.validity_rate
+        problems = [str(p) for p in report.problems]
+    else:
+        invalid = source.invalid_count
+        missing = sum(1 for c in chunks if c.chunk_id not in source.records)
+        validity = (len(chunks) - invalid - missing) / len(chunks)
+    if "downstream" in config.layers:
+        t0 = time.perf_counter()
+        down = run_downstream(
+            chunks, reference.records, source.records, weights=config.weights.consumers
+        )
+        timings["downstream_s"] += time.perf_counter() - t0
+        rows.extend(downstream_rows(name, down))
+        layers["downstream"] = down.downstream_composite
+        downstream = down.to_dict()
+        consumers = {k: float(v["agreement"]) for k, v in downstream["consumers"].items()}
+    summary = ModelSummary(
+        name=name,
+        file=str(source.path),
+        layers=layers,
+        overall=0.0,
+        layer_weights_used={},
+        fields=fields,
+        consumers=consumers,
+        chunks=len(chunks),
+        invalid=invalid,
+        missing=missing,
+        validity_rate=validity,
+        usage=_usage_totals(source, len(chunks)),
+        problems=problems,
+    )
+    return summary, rows, downstream
+
+
+def _run_json(
+    result: RunResult, loaded: LoadedRunConfig, reference: ExtractionFile, n_chunks: int
+) -> dict[str, Any]:
+    from chatledger import __version__
+
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "name": result.name,
+        "chatledger_version": __version__,
+        "python": platform.python_version(),
+        "config": loaded.config.model_dump(mode="json", by_alias=True),
+        "config_path": str(loaded.path),
+        "chunks": n_chunks,
+        "reference": {
+            "name": result.reference_name,
+            "file": str(loaded.reference),
+            "problems": [str(p) for p in reference.problems],
+        },
+        "layers_run": result.layers_run,
+        "layer_weights_used": result.layer_weights_used,
+        "renormalisation": result.renormalisation_note,
+        "leaderboard": [m.name for m in result.leaderboard()],
+        "models": [m.to_dict() for m in result.models],
+        "timings": result.timings,
+        "peak_memory_mb": peak_kb / 1024.0,
+    }
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
