@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from chatledger.core import Chunk, ExtractionRecord, ExtractionV3, RecordStatus
+from chatledger.core import CONFIDENCE_FIELDS, Chunk, ExtractionRecord, ExtractionV3, RecordStatus
 from chatledger.score import FieldScore, ScoringConfig, score_chunk
 
 PARTICIPANTS = ("Ness Alderton", "Sam Ruiz")
@@ -89,6 +89,15 @@ def example_reference() -> ExtractionV3:
     """The bundled hand-written v3 extraction (every field filled)."""
     line = (EXAMPLES / "reference.jsonl").read_text(encoding="utf-8").splitlines()[0]
     return ExtractionV3.model_validate(json.loads(line)["extraction"])
+
+
+def with_certain_confidences(extraction: ExtractionV3) -> ExtractionV3:
+    """``extraction`` with every item confidence 1.0: all correct -> ECE 0, confidence 1.0."""
+    data = extraction.model_dump()
+    for name in CONFIDENCE_FIELDS:
+        for item in data[name]:
+            item["confidence"] = 1.0
+    return ExtractionV3.model_validate(data)
 
 
 def example_chunk() -> Chunk:

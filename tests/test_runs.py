@@ -41,7 +41,7 @@ def _three_chunk_corpus(folder: Path) -> None:
             m["timestamp"] = m["timestamp"].replace("2026-04-10", f"2026-04-1{day}")
         chunks.append(c)
         for src, out in ((ref, refs), (chal, chals)):
-            text = json.dumps(src).replace('ex1-m', 'ex1-m').replace('"ex-1"', f'"ex-1{suffix}"')
+            text = json.dumps(src).replace("ex1-m", "ex1-m").replace('"ex-1"', f'"ex-1{suffix}"')
             for n in range(1, 6):
                 text = text.replace(f'"ex1-m{n}"', f'"ex1-m{n}{suffix}"')
             out.append(json.loads(text))
@@ -95,9 +95,9 @@ def test_run_writes_directory_and_self_scores_one(corpus: Path, tmp_path: Path) 
     assert all(v == 1.0 for k, v in self_model.fields.items() if k != "confidence")
     assert self_model.layers["downstream"] == 1.0
     assert by_name["cheap"].overall < self_model.overall
-    expected = 0.8 * by_name["cheap"].layers["extraction"] + 0.2 * by_name["cheap"].layers[
-        "downstream"
-    ]
+    expected = (
+        0.8 * by_name["cheap"].layers["extraction"] + 0.2 * by_name["cheap"].layers["downstream"]
+    )
     assert by_name["cheap"].overall == pytest.approx(expected)
     run = json.loads((out / "run.json").read_text())
     assert run["leaderboard"] == ["self", "cheap"]
@@ -172,7 +172,9 @@ def test_absolute_path_outside_is_allowed(corpus: Path, tmp_path: Path) -> None:
     assert loaded.chunks == other / "c.jsonl"
 
 
-def test_cli_run_and_compare(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_run_and_compare(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = _config(corpus)
     assert main(["run", str(config), "--out", str(tmp_path / "r1"), "--format", "json"]) == 0
     first = json.loads(capsys.readouterr().out)

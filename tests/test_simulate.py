@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -37,14 +38,12 @@ def test_operator_is_monotone_and_bites(example, operator: str) -> None:
     # The keyword collapse only bites under the guarded matcher: that is the pitfall.
     matcher = "guarded" if operator == "keywords" else "token_set"
     results = _scores(chunk, ref, operator, matcher)
-    target_fields = [
-        f for f in OPERATORS.get(operator).targets if results[0][f].n_reference > 0
-    ]
+    target_fields = [f for f in OPERATORS.get(operator).targets if results[0][f].n_reference > 0]
     assert target_fields, operator
     for field in target_fields:
         curve = [r[field].score for r in results]
         assert curve[0] == 1.0, (operator, field, curve)
-        assert all(b <= a + 1e-12 for a, b in zip(curve, curve[1:], strict=False)), (
+        assert all(b <= a + 1e-12 for a, b in itertools.pairwise(curve)), (
             operator,
             field,
             curve,
