@@ -16,7 +16,7 @@ from chatledger.runs import RunResult, compare_runs, execute_run, load_run_confi
 def leaderboard_table(result: RunResult) -> Table:
     table = Table(title=f"Leaderboard — {result.name} (reference: {result.reference_name})")
     table.add_column("#", justify="right")
-    table.add_column("model")
+    table.add_column("model", no_wrap=True, min_width=16)
     table.add_column("overall", justify="right")
     for layer in result.layers_run:
         table.add_column(layer, justify="right")

@@ -81,7 +81,8 @@ def prepare_demo(out_dir: Path) -> Path:
         "chunks": "corpus/chunks.jsonl",
         "reference": {"file": "corpus/gold.jsonl", "name": "gold:hand-written"},
         "challengers": entries,
-        "layers": ["extraction", "downstream"],
+        "layers": ["extraction", "judge", "downstream"],
+        "judges": ["grounding"],
         "seed": 2026,
     }
     path = out_dir / "demo.yaml"

@@ -1,5 +1,6 @@
 """Layer 2: judges grade an extraction against the raw conversation (DESIGN.md §4)."""
 
+from chatledger.judge._base import Judge
 from chatledger.judge._grounding import JUDGES, GroundingJudge
 from chatledger.judge._items import JUDGED_FIELDS, JudgedItem, judged_items, render_conversation
 from chatledger.judge._panel import (
@@ -20,6 +21,7 @@ __all__ = [
     "ChunkJudgement",
     "GroundingJudge",
     "ItemVerdict",
+    "Judge",
     "JudgedItem",
     "Verdict",
     "aggregate_chunk",

@@ -19,9 +19,12 @@ messages (≥ 4 words) that some item cites or is supported by × 100.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from chatledger.core import Chunk, ExtractionV3, Registry
+from chatledger.judge._base import Judge
 from chatledger.judge._items import JudgedItem, judged_items
 from chatledger.judge._verdict import ItemVerdict, Verdict
 from chatledger.matching import preprocess, token_set_matrix
@@ -45,11 +48,14 @@ def _content(text: str) -> str:
     return " ".join(words) if words else text
 
 
-class GroundingJudge:
+class GroundingJudge(Judge):
     """Deterministic judge from a different 'family' than any language model."""
 
     name = "grounding"
     family = "offline-grounding"
+
+    def judge_many(self, pairs: Sequence[tuple[Chunk, ExtractionV3]]) -> list[Verdict | None]:
+        return [self.judge(chunk, extraction) for chunk, extraction in pairs]
 
     def judge(self, chunk: Chunk, extraction: ExtractionV3) -> Verdict:
         items = judged_items(extraction)
@@ -148,5 +154,5 @@ class GroundingJudge:
         return "none", "supported by the cited messages", best
 
 
-JUDGES: Registry[type[GroundingJudge]] = Registry("judge")
+JUDGES: Registry[type[Judge]] = Registry("judge")
 JUDGES.register("grounding")(GroundingJudge)

@@ -34,6 +34,21 @@ class ModelSource(BaseModel):
         return {"file": value} if isinstance(value, str) else value
 
 
+class JudgeSpec(BaseModel):
+    """A panel member: a registered offline judge by name, or a language model by id."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    model: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+
 class Weights(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -87,6 +102,7 @@ class RunConfig(BaseModel):
     matcher: str = "token_set"
     thresholds: dict[str, float] = Field(default_factory=dict)
     weights: Weights = Field(default_factory=Weights)
+    judges: list[JudgeSpec] = Field(default_factory=list)
     seed: int = 0
 
     @field_validator("layers")
@@ -97,6 +113,17 @@ class RunConfig(BaseModel):
         if not value:
             raise ValueError("at least one layer is needed")
         return value
+
+    @model_validator(mode="after")
+    def _judges_match_layers(self) -> RunConfig:
+        if "judge" in self.layers and not self.judges:
+            raise ValueError("the judge layer needs judges: add e.g. 'judges: [grounding]'")
+        if self.judges and "judge" not in self.layers:
+            raise ValueError("judges are listed but 'judge' is not in layers")
+        names = [j.name for j in self.judges]
+        if len(set(names)) != len(names):
+            raise ValueError("two judges share a name; give each a unique 'name'")
+        return self
 
 
 def resolve_inside(base: Path, raw: str, *, what: str, config_path: Path) -> Path:

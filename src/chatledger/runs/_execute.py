@@ -21,7 +21,9 @@ from pydantic import ValidationError
 from chatledger.core import Chunk, InputError, RecordStatus
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.downstream import DownstreamReport, run_downstream
+from chatledger.judge import JUDGES, Judge
 from chatledger.runs._config import LoadedRunConfig
+from chatledger.runs._judging import judge_challenger, judge_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
 from chatledger.score import ScoreReport, ScoringConfig
 from chatledger.score import score_records as _score_records
@@ -46,6 +48,7 @@ class ModelSummary:
     validity_rate: float
     usage: dict[str, float]
     problems: list[str] = field(default_factory=list)
+    judge: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +64,7 @@ class ModelSummary:
             "missing": self.missing,
             "validity_rate": self.validity_rate,
             "usage": self.usage,
+            "judge": self.judge,
             "problems": self.problems,
         }
 
@@ -155,13 +159,7 @@ def execute_run(
 ) -> RunResult:
     """Run every configured layer for every challenger and write the run directory."""
     config = loaded.config
-    if "judge" in config.layers:
-        raise InputError(
-            "the judge layer needs judges, which this version cannot run yet; "
-            "remove 'judge' from layers",
-            path=loaded.path,
-            field="layers",
-        )
+    judges = build_judges(loaded) if "judge" in config.layers else []
     started = time.perf_counter()
     scoring = _scoring_config(loaded)
     chunks = read_chunks(loaded.chunks)
@@ -169,13 +167,18 @@ def execute_run(
     reference_name = _model_name(reference, config.reference.name)
     weights_used, note = layer_weights_used(config.weights.layers, list(config.layers))
     out_dir.mkdir(parents=True, exist_ok=True)
-    timings: dict[str, float] = {"extraction_s": 0.0, "downstream_s": 0.0}
+    timings: dict[str, float] = {"extraction_s": 0.0, "judge_s": 0.0, "downstream_s": 0.0}
     models: list[ModelSummary] = []
     downstream_out: dict[str, Any] = {}
     seen: set[str] = {reference_name}
     steps = len(loaded.challengers) * len(config.layers)
     done = 0
-    with ScoreTableWriter(out_dir / "scores.parquet") as writer:
+    judgements_path = out_dir / "judgements.jsonl"
+    judgements_path.unlink(missing_ok=True)
+    with (
+        ScoreTableWriter(out_dir / "scores.parquet") as writer,
+        judgements_path.open("w", encoding="utf-8") as judgements,
+    ):
         for index, path in enumerate(loaded.challengers):
             source = read_extractions(path)
             name = _model_name(source, config.challengers[index].name)
@@ -189,6 +192,13 @@ def execute_run(
             summary, rows, downstream = _score_challenger(
                 name, source, reference, chunks, scoring, loaded, timings
             )
+            if judges:
+                t0 = time.perf_counter()
+                judged = judge_challenger(name, judges, chunks, source.records, judgements)
+                timings["judge_s"] += time.perf_counter() - t0
+                rows.extend(judge_rows(name, chunks, judged))
+                summary.layers["judge"] = judged.composite
+                summary.judge = judged.to_dict()
             for layer in config.layers:
                 done += 1
                 if on_progress:
@@ -216,6 +226,25 @@ def execute_run(
     _write_json(out_dir / "downstream.json", downstream_json)
     _write_json(out_dir / "run.json", _run_json(result, loaded, reference, len(chunks)))
     return result
+
+
+def build_judges(loaded: LoadedRunConfig) -> list[Judge]:
+    """The panel of the config, each judge rebuilt by name from its spec."""
+    judges: list[Judge] = []
+    for index, spec in enumerate(loaded.config.judges):
+        if spec.model is not None:
+            raise InputError(
+                "language-model judges need the provider layer; use an offline judge",
+                path=loaded.path,
+                field=f"judges.{index}.model",
+            )
+        try:
+            judges.append(JUDGES.get(spec.name)())
+        except KeyError as exc:
+            raise InputError(
+                str(exc.args[0]), path=loaded.path, field=f"judges.{index}.name"
+            ) from None
+    return judges
 
 
 def _scoring_config(loaded: LoadedRunConfig) -> ScoringConfig:

@@ -103,4 +103,8 @@ class ScoringContext:
         return pairs
 
     def resolve(self, name: str | None) -> str:
+        # Most names repeat within a chunk: answer them from the chunk's memo without a call.
+        cached = self.chunk._resolved.get(name) if name is not None else ""
+        if cached is not None:
+            return cached
         return self.chunk.resolve(name, 100.0 * self.config.thresholds.participant)

@@ -7,9 +7,12 @@ taken "over matched pairs" with no matched pair is 0.0.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
+import numpy.typing as npt
+from rapidfuzz.utils import default_process
 
 from chatledger.core import CONFIDENCE_FIELDS, ExtractionV3, Phase
 from chatledger.matching import FloatMatrix, assign, preprocess
@@ -74,14 +77,14 @@ def score_entities(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
     ref_names = preprocess([e.name for e in ref.entities])
     pred_names = preprocess([e.name for e in pred.entities])
     scores = ctx.matcher.matrix(ref_names, pred_names)
-    same_type = np.array(
-        [[a.type == b.type for b in pred.entities] for a in ref.entities], dtype=bool
-    )
+    pred_types = [b.type for b in pred.entities]
+    same_type = np.array([[a.type == t for t in pred_types] for a in ref.entities], dtype=bool)
     exact = np.array([[a == b for b in pred_names] for a in ref_names], dtype=bool)
     scores = np.where(same_type, scores, 0.0)
     # Prefer exact-name partners among equally good matches (never changes the match count).
     rows, cols = assign(scores, 100.0 * ctx.config.thresholds.entity, bonus=0.5 * exact)
-    exact_hits = float(exact[rows, cols].sum())
+    pairs = zip(rows.tolist(), cols.tolist(), strict=True)
+    exact_hits = float(sum(ref_names[i] == pred_names[j] for i, j in pairs))
     credit = exact_hits + 0.5 * (len(rows) - exact_hits)
     p, r, score = f1(credit, n_pred, n_ref)
     share = exact_hits / len(rows) if len(rows) else 0.0
@@ -102,7 +105,7 @@ def score_decisions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) 
     _, _, text = f1(len(rows), n_pred, n_ref)
     ev = _mean(
         jaccard(ref.decisions[i].evidence, pred.decisions[j].evidence)
-        for i, j in zip(rows, cols, strict=True)
+        for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
     )
     return FieldScore(
         0.75 * text + 0.25 * ev, {"text_f1": text, "evidence_jaccard": ev}, n_ref, n_pred
@@ -123,7 +126,7 @@ def score_action_items(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContex
     _, _, text = f1(len(rows), n_pred, n_ref)
     owner = _mean(
         float(ctx.resolve(ref.action_items[i].owner) == ctx.resolve(pred.action_items[j].owner))
-        for i, j in zip(rows, cols, strict=True)
+        for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
     )
     return FieldScore(
         0.70 * text + 0.30 * owner, {"text_f1": text, "owner_accuracy": owner}, n_ref, n_pred
@@ -153,12 +156,13 @@ def score_claims(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> 
         "claims", [c.text for c in ref.claims], [c.text for c in pred.claims]
     )
     _, _, text = f1(len(rows), n_pred, n_ref)
+    ref_claims = [ref.claims[i] for i in rows.tolist()]
+    pred_claims = [pred.claims[j] for j in cols.tolist()]
     polarity = _mean(
-        float(ref.claims[i].polarity == pred.claims[j].polarity)
-        for i, j in zip(rows, cols, strict=True)
+        float(a.polarity == b.polarity) for a, b in zip(ref_claims, pred_claims, strict=True)
     )
     subject = _subject_consistency(
-        [ref.claims[i].subject for i in rows], [pred.claims[j].subject for j in cols], ctx
+        [a.subject for a in ref_claims], [b.subject for b in pred_claims], ctx
     )
     score = 0.60 * text + 0.25 * polarity + 0.15 * subject
     comps = {"text_f1": text, "polarity_accuracy": polarity, "subject_consistency": subject}
@@ -178,15 +182,27 @@ def _subject_consistency(
         return float(ctx.matcher.matrix(ref_p, pred_p)[0, 0] >= cutoff)
     same_ref = ctx.matcher.matrix(ref_p, ref_p) >= cutoff
     same_pred = ctx.matcher.matrix(pred_p, pred_p) >= cutoff
-    upper = np.triu_indices(k, k=1)
-    return float(np.mean(same_ref[upper] == same_pred[upper]))
+    upper = _upper_triangle(k)
+    agree = same_ref[upper] == same_pred[upper]
+    return int(np.count_nonzero(agree)) / int(agree.size)
+
+
+@lru_cache(maxsize=64)
+def _upper_triangle(k: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Indices of the pairs (i < j) of k items; the same few sizes recur in every run."""
+    rows, cols = np.triu_indices(k, k=1)
+    rows.flags.writeable = cols.flags.writeable = False  # shared between calls
+    return rows, cols
 
 
 @field_scorer("links", PR)
 def score_links(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
+    if not ref.links and not pred.links:
+        return FieldScore.agree(PR)
+    # Both sides usually cite the same URLs: normalise each distinct one once.
+    normal = {url: normalise_url(url) for url in {link.url for link in (*ref.links, *pred.links)}}
     return _set_f1_field(
-        {normalise_url(link.url) for link in ref.links},
-        {normalise_url(link.url) for link in pred.links},
+        {normal[link.url] for link in ref.links}, {normal[link.url] for link in pred.links}
     )
 
 
@@ -199,10 +215,12 @@ def normalise_url(url: str) -> str:
     parts = urlsplit(raw)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower().removeprefix("www.")
-    port = parts.port if parts.port not in (None, 80, 443) else None
+    port = parts.port  # a property that parses the netloc: read it once
+    if port in (80, 443):
+        port = None
     netloc = f"{host}:{port}" if port else host
     path = parts.path.rstrip("/")
-    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True))) if parts.query else ""
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
@@ -236,8 +254,14 @@ def score_confidence(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext)
             continue
         matched: set[int] = set()
         if ref_items:
-            _, cols = ctx.match_texts(name, _item_texts(ref, name), _item_texts(pred, name))
-            matched = {int(j) for j in cols}
+            # The field's own scorer has usually matched these texts already.
+            cached = ctx.text_matches.get(name)
+            _, cols = (
+                cached[0]
+                if cached is not None
+                else ctx.match_texts(name, _item_texts(ref, name), _item_texts(pred, name))
+            )
+            matched = set(cols.tolist())
         for j, item in enumerate(pred_items):
             if item.confidence is not None:
                 pairs.append((float(item.confidence), j in matched))
@@ -277,12 +301,12 @@ def score_qa_pairs(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
     _, _, question = f1(len(rows), n_pred, n_ref)
     cutoff = 100.0 * ctx.config.thresholds.answer
     agreements = []
-    for i, j in zip(rows, cols, strict=True):
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
         a, b = ref.qa_pairs[i].answer, pred.qa_pairs[j].answer
         if a is None or b is None:
             agreements.append(float(a is None and b is None))
         else:
-            sim = ctx.matcher.matrix(preprocess([a]), preprocess([b]))[0, 0]
+            sim = ctx.matcher.matrix([default_process(a)], [default_process(b)])[0, 0]
             agreements.append(float(sim >= cutoff))
     answer = _mean(agreements)
     comps = {"question_f1": question, "answer_agreement": answer}
@@ -357,17 +381,18 @@ def score_conversation_phases(
         return FieldScore.agree(names)
     if not a or not b:
         return FieldScore.zero(names, len(a), len(b))
-    iou = np.zeros((len(a), len(b)), dtype=np.float64)
-    same = np.zeros((len(a), len(b)), dtype=bool)
+    # Same label is what makes a match (weight ≥ 1); IoU only chooses between candidates.
+    iou: dict[tuple[int, int], float] = {}
+    weights = [[0.0] * len(b) for _ in a]
     for i, pa in enumerate(a):
+        row = weights[i]
         for j, pb in enumerate(b):
             if pa.phase == pb.phase:
-                same[i, j] = True
-                iou[i, j] = _range_iou(pa, pb, ctx)
-    # Same label is what makes a match; IoU only chooses between candidates.
-    rows, cols = assign(np.where(same, 1.0 + 99.0 * iou, 0.0), 1.0)
+                iou[i, j] = value = _range_iou(pa, pb, ctx)
+                row[j] = 1.0 + 99.0 * value
+    rows, cols = assign(np.array(weights, dtype=np.float64), 1.0)
     _, _, label_f1 = f1(len(rows), len(b), len(a))
-    mean_iou = _mean(float(iou[i, j]) for i, j in zip(rows, cols, strict=True))
+    mean_iou = _mean(iou[i, j] for i, j in zip(rows.tolist(), cols.tolist(), strict=True))
     comps = {"phase_f1": label_f1, "mean_iou": mean_iou}
     return FieldScore(0.5 * label_f1 + 0.5 * mean_iou, comps, len(a), len(b))
 

@@ -1,0 +1,130 @@
+"""Layer 2 inside a run: every judge of the panel grades every chunk of one challenger."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from chatledger.core import Chunk, ExtractionRecord
+from chatledger.judge import (
+    SCORE_NAMES,
+    ChunkJudgement,
+    Judge,
+    Verdict,
+    aggregate_chunk,
+    panel_agreement,
+)
+from chatledger.runs._tables import RUN_LEVEL, Row
+
+
+@dataclass
+class JudgeLayerResult:
+    """A panel's judgement of one challenger."""
+
+    composite: float
+    chunks: list[ChunkJudgement]
+    unscored: dict[str, int]
+    unusable_chunks: int
+    per_judge: dict[str, float]
+    label_counts: dict[str, int]
+    agreement: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "composite": self.composite,
+            "unscored": self.unscored,
+            "unusable_chunks": self.unusable_chunks,
+            "per_judge": self.per_judge,
+            "label_counts": self.label_counts,
+            "agreement": self.agreement,
+        }
+
+
+def judge_challenger(
+    model: str,
+    judges: Sequence[Judge],
+    chunks: Sequence[Chunk],
+    records: Mapping[str, ExtractionRecord],
+    judgements_out: IO[str] | None = None,
+) -> JudgeLayerResult:
+    """Run the panel on every chunk with a usable extraction.
+
+    A chunk whose extraction is missing or invalid has nothing to judge and scores 0 (as on
+    layer 1). A chunk no judge could score is unscored: left out of the mean and counted.
+    """
+    usable = [
+        (c, r.extraction)
+        for c in chunks
+        if (r := records.get(c.chunk_id)) is not None and r.extraction is not None
+    ]
+    verdicts: dict[str, dict[str, Verdict | None]] = {}
+    for judge in judges:
+        results = judge.judge_many(usable)
+        verdicts[judge.name] = {c.chunk_id: v for (c, _), v in zip(usable, results, strict=True)}
+    usable_ids = {c.chunk_id for c, _ in usable}
+    per_chunk: list[ChunkJudgement] = []
+    values: list[float] = []
+    for chunk in chunks:
+        if chunk.chunk_id not in usable_ids:
+            values.append(0.0)
+            continue
+        agg = aggregate_chunk(chunk.chunk_id, [verdicts[j.name][chunk.chunk_id] for j in judges])
+        per_chunk.append(agg)
+        if agg.composite is not None:
+            values.append(agg.composite)
+    if judgements_out is not None:
+        for chunk_id in (c.chunk_id for c, _ in usable):
+            for judge in judges:
+                verdict = verdicts[judge.name][chunk_id]
+                line = {
+                    "model": model,
+                    "chunk_id": chunk_id,
+                    "judge": judge.name,
+                    "scored": verdict is not None,
+                    "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
+                }
+                judgements_out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    unscored = {j.name: sum(1 for v in verdicts[j.name].values() if v is None) for j in judges}
+    per_judge = {}
+    for judge in judges:
+        scored = [v.composite for v in verdicts[judge.name].values() if v is not None]
+        per_judge[judge.name] = sum(scored) / len(scored) if scored else 0.0
+    labels = Counter(label for agg in per_chunk for label in agg.labels.values())
+    agreement = (
+        panel_agreement(verdicts, [c.chunk_id for c, _ in usable]) if len(judges) > 1 else {}
+    )
+    return JudgeLayerResult(
+        composite=sum(values) / len(values) if values else 0.0,
+        chunks=per_chunk,
+        unscored=unscored,
+        unusable_chunks=len(chunks) - len(usable),
+        per_judge=per_judge,
+        label_counts=dict(sorted(labels.items())),
+        agreement=agreement,
+    )
+
+
+def judge_rows(model: str, chunks: Sequence[Chunk], result: JudgeLayerResult) -> list[Row]:
+    rows: list[Row] = []
+    by_id = {j.chunk_id: j for j in result.chunks}
+    for chunk in chunks:
+        judgement = by_id.get(chunk.chunk_id)
+        if judgement is None:  # unusable extraction: 0, as on layer 1
+            rows.append((model, chunk.chunk_id, "judge", "composite", "score", 0.0))
+            continue
+        if judgement.scores is None or judgement.composite is None:
+            continue  # unscored: no row, so it cannot be mistaken for a 0
+        for name in SCORE_NAMES:
+            rows.append((model, chunk.chunk_id, "judge", name, "score", judgement.scores[name]))
+        rows.append((model, chunk.chunk_id, "judge", "composite", "score", judgement.composite))
+    rows.append((model, RUN_LEVEL, "judge", "composite", "score", result.composite))
+    for judge_name, value in result.per_judge.items():
+        rows.append((model, RUN_LEVEL, "judge", "composite", f"judge:{judge_name}", value))
+    for judge_name, count in result.unscored.items():
+        rows.append((model, RUN_LEVEL, "judge", "unscored", f"judge:{judge_name}", float(count)))
+    for label, count in result.label_counts.items():
+        rows.append((model, RUN_LEVEL, "judge", "labels", label, float(count)))
+    return rows
