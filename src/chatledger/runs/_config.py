@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from chatledger.core import InputError
+from chatledger.runs._stats import StatsOptions
 
 LAYERS = ("extraction", "judge", "downstream")
 DEFAULT_LAYER_WEIGHTS = {"extraction": 0.60, "judge": 0.25, "downstream": 0.15}
@@ -103,6 +104,8 @@ class RunConfig(BaseModel):
     thresholds: dict[str, float] = Field(default_factory=dict)
     weights: Weights = Field(default_factory=Weights)
     judges: list[JudgeSpec] = Field(default_factory=list)
+    gold: ModelSource | None = None
+    stats: StatsOptions = Field(default_factory=StatsOptions)
     seed: int = 0
 
     @field_validator("layers")
@@ -152,6 +155,7 @@ class LoadedRunConfig(BaseModel):
     chunks: Path
     reference: Path
     challengers: list[Path]
+    gold: Path | None = None
 
 
 def load_run_config(path: str | Path) -> LoadedRunConfig:
@@ -181,11 +185,23 @@ def load_run_config(path: str | Path) -> LoadedRunConfig:
         resolve_inside(base, c.file, what=f"challengers.{i}.file", config_path=path)
         for i, c in enumerate(config.challengers)
     ]
-    for what, p in [("chunks", chunks), ("reference", reference)] + [
-        (f"challengers.{i}.file", c) for i, c in enumerate(challengers)
-    ]:
+    gold = (
+        resolve_inside(base, config.gold.file, what="gold", config_path=path)
+        if config.gold is not None
+        else None
+    )
+    checks = [("chunks", chunks), ("reference", reference)]
+    checks += [(f"challengers.{i}.file", c) for i, c in enumerate(challengers)]
+    if gold is not None:
+        checks.append(("gold", gold))
+    for what, p in checks:
         if not p.is_file():
             raise InputError(f"file not found: {p}", path=path, field=what)
     return LoadedRunConfig(
-        config=config, path=path, chunks=chunks, reference=reference, challengers=challengers
+        config=config,
+        path=path,
+        chunks=chunks,
+        reference=reference,
+        challengers=challengers,
+        gold=gold,
     )

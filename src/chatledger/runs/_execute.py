@@ -11,19 +11,21 @@ import json
 import platform
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
-from chatledger.core import Chunk, InputError, RecordStatus
+from chatledger.core import Chunk, ExtractionRecord, InputError, RecordStatus
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.downstream import DownstreamReport, run_downstream
 from chatledger.judge import JUDGES, Judge
-from chatledger.runs._config import LoadedRunConfig
-from chatledger.runs._judging import judge_challenger, judge_rows
+from chatledger.runs._config import LoadedRunConfig, RunConfig
+from chatledger.runs._judging import JudgeLayerResult, judge_challenger, judge_rows
+from chatledger.runs._stats import FloatArray, ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
 from chatledger.score import ScoreReport, ScoringConfig
 from chatledger.score import score_records as _score_records
@@ -79,6 +81,8 @@ class RunResult:
     models: list[ModelSummary]
     reference_name: str
     timings: dict[str, float]
+    stats: dict[str, Any] = field(default_factory=dict)
+    human_gold: dict[str, Any] | None = None
 
     def leaderboard(self) -> list[ModelSummary]:
         return sorted(self.models, key=lambda m: (-m.overall, m.name))
@@ -171,6 +175,7 @@ def execute_run(
     models: list[ModelSummary] = []
     downstream_out: dict[str, Any] = {}
     seen: set[str] = {reference_name}
+    series: list[ModelSeries] = []
     steps = len(loaded.challengers) * len(config.layers)
     done = 0
     judgements_path = out_dir / "judgements.jsonl"
@@ -192,6 +197,7 @@ def execute_run(
             summary, rows, downstream = _score_challenger(
                 name, source, reference, chunks, scoring, loaded, timings
             )
+            model_series = _series_from_rows(name, chunks, rows, summary)
             if judges:
                 t0 = time.perf_counter()
                 judged = judge_challenger(name, judges, chunks, source.records, judgements)
@@ -199,6 +205,15 @@ def execute_run(
                 rows.extend(judge_rows(name, chunks, judged))
                 summary.layers["judge"] = judged.composite
                 summary.judge = judged.to_dict()
+                model_series.layers["judge"] = judge_series(chunks, judged)
+            if "downstream" in config.layers:
+                t0 = time.perf_counter()
+                model_series.layers["downstream"] = downstream_by_chunk(
+                    chunks, reference.records, source.records, config.weights.consumers
+                )
+                timings["downstream_s"] += time.perf_counter() - t0
+            model_series.layer_scores = dict(summary.layers)
+            series.append(model_series)
             for layer in config.layers:
                 done += 1
                 if on_progress:
@@ -211,6 +226,11 @@ def execute_run(
             models.append(summary)
             if downstream is not None:
                 downstream_out[name] = downstream
+        t0 = time.perf_counter()
+        stats = compute_run_stats(series, weights_used, scoring.weights, config.stats, config.seed)
+        writer.write(stats_rows(stats))
+        timings["stats_s"] = time.perf_counter() - t0
+    gold = _gold_divergence(loaded, chunks, scoring, reference, config, models)
     timings["total_s"] = time.perf_counter() - started
     result = RunResult(
         name=config.name,
@@ -221,11 +241,100 @@ def execute_run(
         models=models,
         reference_name=reference_name,
         timings=timings,
+        stats=stats,
+        human_gold=gold,
     )
     downstream_json = {"reference": reference_name, "models": downstream_out}
     _write_json(out_dir / "downstream.json", downstream_json)
     _write_json(out_dir / "run.json", _run_json(result, loaded, reference, len(chunks)))
     return result
+
+
+def _series_from_rows(
+    name: str, chunks: list[Chunk], rows: list[Row], summary: ModelSummary
+) -> ModelSeries:
+    """Per-chunk layer-1 values of one model, read back from its score rows."""
+    index = {c.chunk_id: i for i, c in enumerate(chunks)}
+    n = len(chunks)
+    fields: dict[str, FloatArray] = {}
+    composite = np.full(n, np.nan)
+    for _model, chunk_id, layer, fname, component, value in rows:
+        if layer != "extraction" or component != "score" or chunk_id not in index:
+            continue
+        if fname == "composite":
+            composite[index[chunk_id]] = value
+        elif fname != "validity":
+            fields.setdefault(fname, np.full(n, np.nan))[index[chunk_id]] = value
+    series = ModelSeries(name=name, fields=fields, field_scores=dict(summary.fields))
+    if summary.fields:
+        series.layers["extraction"] = composite
+    return series
+
+
+def judge_series(chunks: list[Chunk], judged: JudgeLayerResult) -> FloatArray:
+    """Per-chunk judge composite: 0 for an unusable extraction, NaN when unscored."""
+    by_id = {j.chunk_id: j.composite for j in judged.chunks}
+    values = []
+    for chunk in chunks:
+        if chunk.chunk_id not in by_id:
+            values.append(0.0)
+        else:
+            value = by_id[chunk.chunk_id]
+            values.append(np.nan if value is None else value)
+    return np.array(values, dtype=np.float64)
+
+
+def downstream_by_chunk(
+    chunks: list[Chunk],
+    reference: Mapping[str, ExtractionRecord],
+    challenger: Mapping[str, ExtractionRecord],
+    weights: Mapping[str, float] | None,
+) -> FloatArray:
+    """Each chunk carries the downstream composite of its own conversation."""
+    by_conversation: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        by_conversation.setdefault(chunk.conversation_id, []).append(chunk)
+    agreement = {
+        conv: run_downstream(members, reference, challenger, weights=weights).downstream_composite
+        for conv, members in by_conversation.items()
+    }
+    return np.array([agreement[c.conversation_id] for c in chunks], dtype=np.float64)
+
+
+def _gold_divergence(
+    loaded: LoadedRunConfig,
+    chunks: list[Chunk],
+    scoring: ScoringConfig,
+    reference: ExtractionFile,
+    config: RunConfig,
+    challengers: list[ModelSummary],
+) -> dict[str, Any] | None:
+    """How far the reference (and each challenger) is from human gold, on the fields it covers."""
+    if loaded.gold is None or config.gold is None:
+        return None
+    gold = read_extractions(loaded.gold)
+    gold_name = config.gold.name or gold.model or loaded.gold.stem
+
+    def against_gold(source: ExtractionFile, name: str) -> dict[str, Any]:
+        report = _score_records(
+            gold.records,
+            source.records,
+            chunks,
+            scoring,
+            reference_model=gold_name,
+            challenger_model=name,
+        )
+        return {
+            "composite": report.extraction_composite,
+            "fields": {k: s.score for k, s in report.fields.items()},
+            "chunks": len(report.chunks),
+        }
+
+    models = {
+        model.name: against_gold(read_extractions(model.file), model.name) for model in challengers
+    }
+    ref = against_gold(reference, config.reference.name or reference.model)
+    return {"gold": gold_name, "reference": ref, "models": models}
 
 
 def build_judges(loaded: LoadedRunConfig) -> list[Judge]:
@@ -355,6 +464,8 @@ def _run_json(
         "renormalisation": result.renormalisation_note,
         "leaderboard": [m.name for m in result.leaderboard()],
         "models": [m.to_dict() for m in result.models],
+        "stats": result.stats,
+        "human_gold": result.human_gold,
         "timings": result.timings,
         "peak_memory_mb": peak_kb / 1024.0,
     }
