@@ -127,7 +127,8 @@ def test_scores_parquet_is_tidy_and_queryable(corpus: Path, tmp_path: Path) -> N
     ).fetchone()
     assert chunks == (3,)
     overall = con.execute(
-        f"SELECT model, value FROM '{table}' WHERE layer='overall' ORDER BY model"
+        f"SELECT model, value FROM '{table}' WHERE layer='overall' AND field='composite' "
+        "AND component='score' ORDER BY model"
     ).fetchall()
     assert [m for m, _ in overall] == ["cheap", "self"]
 
