@@ -1,5 +1,6 @@
 """Runs: a YAML config in, a run directory out (run.json, scores.parquet, downstream.json)."""
 
+from chatledger.runs._audit import DEFAULT_SEVERITIES, AuditCurve, audit_metrics, pitfall_summary
 from chatledger.runs._compare import compare_runs, load_run_json
 from chatledger.runs._config import (
     DEFAULT_LAYER_WEIGHTS,
@@ -18,18 +19,22 @@ from chatledger.runs._tables import RUN_LEVEL, SCORE_SCHEMA, ScoreTableWriter, r
 
 __all__ = [
     "DEFAULT_LAYER_WEIGHTS",
+    "DEFAULT_SEVERITIES",
     "RUN_LEVEL",
     "SCORE_SCHEMA",
+    "AuditCurve",
     "LoadedRunConfig",
     "ModelSummary",
     "RunConfig",
     "RunResult",
     "ScoreTableWriter",
+    "audit_metrics",
     "compare_runs",
     "execute_run",
     "layer_weights_used",
     "load_run_config",
     "load_run_json",
     "overall_composite",
+    "pitfall_summary",
     "read_score_table",
 ]

@@ -55,8 +55,9 @@ def bootstrap_intervals(
 ) -> list[Interval]:
     """One interval for the mean of each row (rows = score series, columns = chunks)."""
     data = _as_matrix(values)
-    means = data.mean(axis=1)
     constant = np.all(data == data[:, :1], axis=1)
+    # A constant series' mean is its value exactly (summing would add rounding error).
+    means = np.where(constant, data[:, 0], data.mean(axis=1))
     out: list[Interval | None] = [
         Interval(float(m), float(m), float(m), "constant") if c else None
         for m, c in zip(means, constant, strict=True)

@@ -1,0 +1,138 @@
+"""``chatledger stats DIR`` and ``chatledger audit``."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
+from chatledger.corpus import read_chunks, read_extractions
+from chatledger.demo import write_bundled_corpus
+from chatledger.runs import DEFAULT_SEVERITIES, audit_metrics, load_run_json, pitfall_summary
+
+
+def _interval(entry: dict[str, Any] | None) -> str:
+    if not entry:
+        return "—"
+    return f"{entry['estimate']:.3f} [{entry['low']:.3f}, {entry['high']:.3f}]"
+
+
+@app.command("stats")
+def stats_command(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """Intervals, paired differences, rank probabilities and weight sensitivity of a run."""
+    run = load_run_json(run_dir)
+    stats = run.get("stats") or {}
+    if output_format is OutputFormat.json:
+        emit_json({"stats": stats, "human_gold": run.get("human_gold")})
+        return
+    if not stats:
+        stdout.print("this run has no statistics (it was written by an older version)")
+        return
+    layers = run.get("layers_run", [])
+    conf = stats.get("confidence", 0.95)
+    table = Table(
+        title=f"{conf:.0%} bootstrap intervals over {stats['n_chunks']} chunks "
+        f"({stats['bootstrap_resamples']} resamples)",
+        title_justify="left",
+    )
+    table.add_column("model", no_wrap=True)
+    table.add_column("overall", no_wrap=True)
+    for layer in layers:
+        table.add_column(layer, no_wrap=True)
+    for model in run.get("leaderboard", []):
+        entries = stats["intervals"].get(model, {})
+        table.add_row(
+            model, _interval(entries.get("overall")), *(_interval(entries.get(x)) for x in layers)
+        )
+    stdout.print(table)
+    ranks = Table(title="Probability of holding each rank (overall)", title_justify="left")
+    ranks.add_column("model", no_wrap=True)
+    n_models = len(stats["rank_probabilities"])
+    for rank in range(1, n_models + 1):
+        ranks.add_column(f"#{rank}", justify="right")
+    for model in run.get("leaderboard", []):
+        probs = stats["rank_probabilities"].get(model, [])
+        ranks.add_row(model, *(f"{p:.2f}" for p in probs))
+    stdout.print(ranks)
+    diffs = Table(title="Paired differences (overall, a − b)", title_justify="left")
+    for col in ("a | b", "difference", "interval", "p-value"):
+        diffs.add_column(col)
+    for pair, d in stats["paired_differences"].items():
+        diffs.add_row(
+            pair.replace("|", " | "),
+            f"{d['difference']:+.3f}",
+            f"[{d['low']:+.3f}, {d['high']:+.3f}]",
+            f"{d['p_value']:.4f}",
+        )
+    stdout.print(diffs)
+    sensitivity = stats.get("weight_sensitivity", {})
+    for kind in ("fields", "layers"):
+        s = sensitivity.get(kind)
+        if not s:
+            continue
+        worst = max(s["swap_probability"].items(), key=lambda kv: kv[1], default=("—", 0.0))
+        stdout.print(
+            f"{kind} weights (Dirichlet, concentration {s['concentration']:g}): "
+            f"Kendall τ mean {s['kendall_tau_mean']:.3f}, P(same ranking) "
+            f"{s['p_same_ranking']:.3f}, most likely swap {worst[0]} ({worst[1]:.3f})"
+        )
+    simplex = sensitivity.get("layer_simplex")
+    if simplex:
+        stdout.print(
+            f"layer-weight simplex (step {simplex['step']}): the configured ranking holds on "
+            f"{simplex['share_holding']:.0%} of the grid"
+        )
+    gold = run.get("human_gold")
+    if gold:
+        stdout.print(
+            f"reference vs human gold ({gold['gold']}): composite "
+            f"{gold['reference']['composite']:.3f} on the fields the gold covers"
+        )
+
+
+@app.command("audit")
+def audit_command(
+    reference: Annotated[
+        Path | None, typer.Option(help="reference extractions (default: bundled gold)")
+    ] = None,
+    chunks: Annotated[Path | None, typer.Option(help="chunks file (with --reference)")] = None,
+    seed: Annotated[int, typer.Option(help="corruption seed")] = 0,
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """Apply every corruption operator at rising severity; show each field's score curve."""
+    if (reference is None) != (chunks is None):
+        raise typer.BadParameter("give both --reference and --chunks, or neither")
+    with tempfile.TemporaryDirectory() as tmp:
+        if reference is None or chunks is None:
+            chunks, reference = write_bundled_corpus(Path(tmp))
+        curves = audit_metrics(read_extractions(reference).records, read_chunks(chunks), seed=seed)
+    pitfall = pitfall_summary(curves)
+    if output_format is OutputFormat.json:
+        emit_json({"curves": [c.to_dict() for c in curves], "keyword_pitfall": pitfall})
+        return
+    table = Table(title="Metric audit: score vs corruption severity", title_justify="left")
+    table.add_column("operator")
+    table.add_column("matcher")
+    table.add_column("field")
+    table.add_column(" → ".join(f"{s:g}" for s in DEFAULT_SEVERITIES), no_wrap=True)
+    table.add_column("monotone")
+    table.add_column("sensitivity", justify="right")
+    for c in curves:
+        table.add_row(
+            c.operator,
+            c.matcher,
+            c.field,
+            " ".join(f"{x:.2f}" for x in c.scores),
+            "yes" if c.monotone else "[red]NO[/red]",
+            f"{c.sensitivity:.3f}",
+        )
+    stdout.print(table)
+    shown = ", ".join(f"{m}: {v:.3f}" for m, v in pitfall.items())
+    stdout.print(f"one-keyword pitfall — mean score lost when texts collapse to one word: {shown}")
