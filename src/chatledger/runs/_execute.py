@@ -51,6 +51,8 @@ class ModelSummary:
     usage: dict[str, float]
     problems: list[str] = field(default_factory=list)
     judge: dict[str, Any] = field(default_factory=dict)
+    calibration: list[dict[str, float]] = field(default_factory=list)
+    field_components: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +69,8 @@ class ModelSummary:
             "validity_rate": self.validity_rate,
             "usage": self.usage,
             "judge": self.judge,
+            "calibration": self.calibration,
+            "field_components": self.field_components,
             "problems": self.problems,
         }
 
@@ -391,6 +395,8 @@ def _score_challenger(
     invalid = missing = 0
     validity = 1.0
     problems = [str(p) for p in source.problems]
+    components: dict[str, dict[str, float]] = {}
+    calibration: list[dict[str, float]] = []
     downstream: dict[str, Any] | None = None
     if "extraction" in config.layers:
         t0 = time.perf_counter()
@@ -407,6 +413,9 @@ def _score_challenger(
         rows.extend(extraction_rows(name, report))
         layers["extraction"] = report.extraction_composite
         fields = {k: s.score for k, s in report.fields.items()}
+        components = {k: dict(s.components) for k, s in report.fields.items()}
+        confidence = report.fields.get("confidence")
+        calibration = confidence.reliability if confidence is not None else []
         invalid, missing, validity = report.invalid, report.missing, report.validity_rate
         problems = [str(p) for p in report.problems]
     else:
@@ -437,6 +446,8 @@ def _score_challenger(
         validity_rate=validity,
         usage=_usage_totals(source, len(chunks)),
         problems=problems,
+        calibration=calibration,
+        field_components=components,
     )
     return summary, rows, downstream
 

@@ -1,7 +1,7 @@
 """Layer 1: field-by-field scoring of a challenger extraction against a reference."""
 
 from chatledger.score import _fields as _fields  # registers the 17 field scorers
-from chatledger.score._calibration import expected_calibration_error
+from chatledger.score._calibration import expected_calibration_error, reliability_bins
 from chatledger.score._config import ScoringConfig, Thresholds, load_scoring_config
 from chatledger.score._context import ChunkContext, ScoringContext
 from chatledger.score._fields import f1, jaccard, normalise_url
@@ -25,6 +25,7 @@ __all__ = [
     "jaccard",
     "load_scoring_config",
     "normalise_url",
+    "reliability_bins",
     "score_chunk",
     "score_records",
 ]

@@ -9,6 +9,33 @@ import numpy as np
 N_BINS = 10
 
 
+def _bin_index(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    return np.clip(np.ceil(np.round(conf * n_bins, 9)).astype(np.int64) - 1, 0, n_bins - 1)
+
+
+def reliability_bins(
+    pairs: Sequence[tuple[float, bool]], n_bins: int = N_BINS
+) -> list[dict[str, float]]:
+    """Per non-empty bin: its bounds, item count, mean confidence and accuracy."""
+    conf = np.fromiter((c for c, _ in pairs), dtype=np.float64, count=len(pairs))
+    correct = np.fromiter((k for _, k in pairs), dtype=np.float64, count=len(pairs))
+    bins = _bin_index(conf, n_bins)
+    out = []
+    for b in range(n_bins):
+        mask = bins == b
+        if mask.any():
+            out.append(
+                {
+                    "low": b / n_bins,
+                    "high": (b + 1) / n_bins,
+                    "n": float(mask.sum()),
+                    "confidence": float(conf[mask].mean()),
+                    "accuracy": float(correct[mask].mean()),
+                }
+            )
+    return out
+
+
 def expected_calibration_error(pairs: Sequence[tuple[float, bool]], n_bins: int = N_BINS) -> float:
     """Σ_bins |B|/n · |accuracy(B) − mean confidence(B)| over bins ((m−1)/n_bins, m/n_bins].
 
@@ -21,7 +48,7 @@ def expected_calibration_error(pairs: Sequence[tuple[float, bool]], n_bins: int 
     correct = np.fromiter((k for _, k in pairs), dtype=np.float64, count=len(pairs))
     if np.any((conf < 0) | (conf > 1)) or not np.all(np.isfinite(conf)):
         raise ValueError("confidences must lie in [0, 1]")
-    bins = np.clip(np.ceil(np.round(conf * n_bins, 9)).astype(np.int64) - 1, 0, n_bins - 1)
+    bins = _bin_index(conf, n_bins)
     counts = np.bincount(bins, minlength=n_bins).astype(np.float64)
     conf_sum = np.bincount(bins, weights=conf, minlength=n_bins)
     hit_sum = np.bincount(bins, weights=correct, minlength=n_bins)

@@ -15,7 +15,7 @@ from chatledger.core import (
     RecordStatus,
 )
 from chatledger.matching import TextMatcher, get_matcher
-from chatledger.score._calibration import expected_calibration_error
+from chatledger.score._calibration import expected_calibration_error, reliability_bins
 from chatledger.score._config import ScoringConfig
 from chatledger.score._context import ChunkContext, ScoringContext
 from chatledger.score._types import FIELD_SCORERS, FieldScore, FieldScorer
@@ -37,6 +37,8 @@ class FieldSummary:
     components: dict[str, float]
     n_reference: int
     n_predicted: int
+    # Reliability-diagram bins (only for ``confidence``): what a calibration plot needs.
+    reliability: list[dict[str, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -84,6 +86,7 @@ class ScoreReport:
                     "components": s.components,
                     "n_reference": s.n_reference,
                     "n_predicted": s.n_predicted,
+                    **({"reliability": s.reliability} if s.reliability else {}),
                 }
                 for name, s in self.fields.items()
             },
@@ -268,4 +271,5 @@ def _pooled_confidence(
         "accuracy": accuracy,
         "usable_share": usable,
     }
-    return FieldSummary(base * usable, weight, components, n_ref, n_pred)
+    bins = reliability_bins(pairs) if pairs else []
+    return FieldSummary(base * usable, weight, components, n_ref, n_pred, bins)
