@@ -465,6 +465,7 @@ def _run_json(
         "config": loaded.config.model_dump(mode="json", by_alias=True),
         "config_path": str(loaded.path),
         "chunks": n_chunks,
+        "chunks_file": str(loaded.chunks),
         "reference": {
             "name": result.reference_name,
             "file": str(loaded.reference),
