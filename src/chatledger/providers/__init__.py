@@ -1,0 +1,74 @@
+"""Model calls: Anthropic, OpenAI, OpenAI-compatible servers and the ``claude -p`` CLI behind one
+interface, with an on-disk cache, retries, rate limits, cost accounting, a budget cap and
+validated structured output. The SDKs are optional extras, imported on first use.
+
+    async with ProviderHub(cache=CompletionCache(), budget=Budget(cap_usd=5.0)) as hub:
+        completion = await hub.complete(
+            CompletionRequest.from_prompt("anthropic:claude-opus-4-6", "Hello", max_tokens=200)
+        )
+"""
+
+from chatledger.providers._anthropic import AnthropicProvider
+from chatledger.providers._base import ManagedProvider, Provider, RawReply, WireCall
+from chatledger.providers._budget import Budget, Reservation
+from chatledger.providers._cache import (
+    CACHE_DIR_ENV,
+    CompletionCache,
+    cache_key,
+    canonical_json,
+    default_cache_dir,
+)
+from chatledger.providers._claude_cli import ClaudeCliProvider
+from chatledger.providers._errors import (
+    BudgetExceeded,
+    MissingApiKeyError,
+    PriceUnknownError,
+    ProviderError,
+)
+from chatledger.providers._hub import ProviderHub
+from chatledger.providers._limits import CallGate, TokenBucket
+from chatledger.providers._model_id import PROVIDER_KINDS, ModelId, ModelIdError, parse_model_id
+from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvider
+from chatledger.providers._pricing import ModelPrice, PriceTable
+from chatledger.providers._settings import CallSettings
+from chatledger.providers._structured import check_reply, extract_json, validator_for
+from chatledger.providers._types import ChatMessage, Completion, CompletionRequest, OutputSchema
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "PROVIDER_KINDS",
+    "AnthropicProvider",
+    "Budget",
+    "BudgetExceeded",
+    "CallGate",
+    "CallSettings",
+    "ChatMessage",
+    "ClaudeCliProvider",
+    "Completion",
+    "CompletionCache",
+    "CompletionRequest",
+    "ManagedProvider",
+    "MissingApiKeyError",
+    "ModelId",
+    "ModelIdError",
+    "ModelPrice",
+    "OpenAICompatibleProvider",
+    "OpenAIProvider",
+    "OutputSchema",
+    "PriceTable",
+    "PriceUnknownError",
+    "Provider",
+    "ProviderError",
+    "ProviderHub",
+    "RawReply",
+    "Reservation",
+    "TokenBucket",
+    "WireCall",
+    "cache_key",
+    "canonical_json",
+    "check_reply",
+    "default_cache_dir",
+    "extract_json",
+    "parse_model_id",
+    "validator_for",
+]

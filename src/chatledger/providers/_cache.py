@@ -1,0 +1,107 @@
+"""The on-disk cache of model calls: SQLite in WAL mode, content-addressed.
+
+The key is the SHA-256 of the canonical JSON of everything that determines a call's answer —
+provider, model (with its server URL), parameters, the messages as sent, the schema and how it
+was sent, and the sample index — so re-running the same work costs nothing and a changed prompt
+misses. Rows hold only the reply (text, tokens, finish reason, cost); never a key or a header.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import platformdirs
+
+CACHE_DIR_ENV = "CHATLEDGER_CACHE_DIR"
+CACHE_FILE = "completions.sqlite3"
+# Bump when the stored reply's shape or the key's contents change, so old rows simply miss.
+KEY_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$CHATLEDGER_CACHE_DIR`` if set, else the user's cache directory for chatledger."""
+    from_env = os.environ.get(CACHE_DIR_ENV, "").strip()
+    if from_env:
+        return Path(from_env).expanduser()
+    return Path(platformdirs.user_cache_dir("chatledger", appauthor=False))
+
+
+def canonical_json(value: Any) -> str:
+    """One spelling per value: sorted keys, no spaces, non-ASCII kept (UTF-8 hashed)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    """SHA-256 hex of the canonical JSON of ``parts`` plus the key version."""
+    payload = canonical_json({"v": KEY_VERSION, **parts})
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class CompletionCache:
+    """A key → JSON reply store shared by every provider (and by concurrent processes)."""
+
+    def __init__(self, cache_dir: str | Path | None = None) -> None:
+        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / CACHE_FILE
+        self._lock = threading.Lock()
+        # Autocommit: each put is its own short transaction; WAL lets readers run alongside.
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA busy_timeout=10000")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS completions ("
+            " key TEXT PRIMARY KEY, model TEXT NOT NULL, created_at REAL NOT NULL,"
+            " reply TEXT NOT NULL)"
+        )
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT reply FROM completions WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        reply: dict[str, Any] = json.loads(row[0])
+        return reply
+
+    def put(self, key: str, model: str, reply: dict[str, Any]) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO completions (key, model, created_at, reply) "
+                "VALUES (?, ?, ?, ?)",
+                (key, model, time.time(), canonical_json(reply)),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._conn.execute("SELECT COUNT(*) FROM completions").fetchone()
+        return int(count)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> CompletionCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

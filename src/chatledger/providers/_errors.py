@@ -1,0 +1,67 @@
+"""Errors of the provider layer. None of their messages ever contains an API key."""
+
+from __future__ import annotations
+
+from chatledger.core import ChatLedgerError
+
+
+class ProviderError(ChatLedgerError):
+    """A model call failed for a reason that retrying will not fix (or retries ran out)."""
+
+
+class MissingApiKeyError(ProviderError):
+    """The environment variable holding a provider's key is not set."""
+
+    def __init__(self, variable: str, provider: str) -> None:
+        self.variable = variable
+        super().__init__(
+            f"{variable} is not set: export it to call {provider} models "
+            "(keys are read only from the environment)"
+        )
+
+
+class BudgetExceeded(ChatLedgerError):
+    """Starting the next call could pass the budget cap; nothing was sent.
+
+    Callers catch this to stop a run cleanly, keeping everything finished so far.
+    """
+
+    def __init__(self, *, cap_usd: float, committed_usd: float, worst_case_usd: float, model: str):
+        self.cap_usd = cap_usd
+        self.committed_usd = committed_usd
+        self.worst_case_usd = worst_case_usd
+        self.model = model
+        super().__init__(
+            f"budget cap ${cap_usd:.4f} would be passed: ${committed_usd:.4f} spent or reserved "
+            f"+ up to ${worst_case_usd:.4f} for the next call to {model}"
+        )
+
+
+class PriceUnknownError(ChatLedgerError):
+    """A budget is set but the price table has no entry for the model, so it cannot be enforced."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        super().__init__(
+            f"no price for {model!r} in the price table, so the budget cannot be enforced: "
+            "add it (USD per million input/output tokens) to a price file"
+        )
+
+
+class RetryableError(Exception):
+    """A transient failure (429, 5xx, timeout, lost connection): the call may be tried again.
+
+    Internal to the provider layer; after the last attempt it becomes a :class:`ProviderError`.
+    """
+
+    def __init__(self, reason: str, *, retry_after_s: float | None = None) -> None:
+        self.reason = reason
+        self.retry_after_s = retry_after_s
+        super().__init__(reason)
+
+
+class SchemaRejectedError(Exception):
+    """The server refused the structured-output mechanism (tool / response_format) itself.
+
+    Internal: the provider falls back to putting the schema in the prompt.
+    """

@@ -1,0 +1,108 @@
+"""One place that turns model ids into providers, sharing cache, budget and price table.
+
+Providers are made once per endpoint (Anthropic, OpenAI, each OpenAI-compatible server, the
+claude CLI), so all models behind one endpoint share its concurrency and rate limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TypedDict
+
+from chatledger.providers._anthropic import AnthropicProvider
+from chatledger.providers._base import ManagedProvider, Provider
+from chatledger.providers._budget import Budget
+from chatledger.providers._cache import CompletionCache
+from chatledger.providers._claude_cli import ClaudeCliProvider
+from chatledger.providers._model_id import (
+    ANTHROPIC,
+    CLAUDE_CLI,
+    OPENAI,
+    OPENAI_COMPATIBLE,
+    ModelId,
+    parse_model_id,
+)
+from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvider
+from chatledger.providers._pricing import PriceTable
+from chatledger.providers._settings import CallSettings
+from chatledger.providers._types import Completion, CompletionRequest
+
+
+class _SharedParts(TypedDict):
+    settings: CallSettings
+    cache: CompletionCache | None
+    budget: Budget | None
+    prices: PriceTable
+
+
+class ProviderHub(Provider):
+    """Routes each request to the provider of its model id.
+
+    ``settings`` apply to every endpoint unless ``endpoint_settings`` names one (keys are
+    ``ModelId.endpoint``: ``"anthropic"``, ``"openai"``, ``"claude-cli"``,
+    ``"openai-compatible:<url>"``). ``base_urls`` redirects ``"anthropic"`` / ``"openai"`` to
+    another server speaking their API (a proxy or a test server).
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: CallSettings | None = None,
+        endpoint_settings: Mapping[str, CallSettings] | None = None,
+        cache: CompletionCache | None = None,
+        budget: Budget | None = None,
+        prices: PriceTable | None = None,
+        base_urls: Mapping[str, str] | None = None,
+        claude_executable: str = "claude",
+    ) -> None:
+        self.settings = settings or CallSettings()
+        self.endpoint_settings = dict(endpoint_settings or {})
+        self.cache = cache
+        self.budget = budget
+        self.prices = prices if prices is not None else PriceTable.default()
+        self.base_urls = dict(base_urls or {})
+        self.claude_executable = claude_executable
+        self._providers: dict[str, ManagedProvider] = {}
+
+    def provider_for(self, model: str | ModelId) -> ManagedProvider:
+        model_id = parse_model_id(model) if isinstance(model, str) else model
+        provider = self._providers.get(model_id.endpoint)
+        if provider is None:
+            provider = self._make(model_id)
+            self._providers[model_id.endpoint] = provider
+        return provider
+
+    def _make(self, model_id: ModelId) -> ManagedProvider:
+        settings = self.endpoint_settings.get(model_id.endpoint, self.settings)
+        shared = _SharedParts(
+            settings=settings, cache=self.cache, budget=self.budget, prices=self.prices
+        )
+        if model_id.provider == ANTHROPIC:
+            return AnthropicProvider(base_url=self.base_urls.get(ANTHROPIC), **shared)
+        if model_id.provider == OPENAI:
+            return OpenAIProvider(base_url=self.base_urls.get(OPENAI), **shared)
+        if model_id.provider == OPENAI_COMPATIBLE:
+            assert model_id.base_url is not None
+            return OpenAICompatibleProvider(base_url=model_id.base_url, **shared)
+        if model_id.provider == CLAUDE_CLI:
+            return ClaudeCliProvider(executable=self.claude_executable, **shared)
+        raise AssertionError(f"unhandled provider kind {model_id.provider}")  # pragma: no cover
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        return await self.provider_for(request.model).complete(request)
+
+    async def aclose(self) -> None:
+        for provider in self._providers.values():
+            await provider.aclose()
+
+    async def __aenter__(self) -> ProviderHub:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,111 @@
+"""Model ids: ``provider:model``, with the server's URL inside for OpenAI-compatible servers.
+
+    anthropic:claude-opus-4-6
+    openai:gpt-5.2
+    openai-compatible:http://127.0.0.1:8000/v1:qwen3
+    openai-compatible:http://localhost:11434/v1:qwen3:8b     (Ollama tag: model "qwen3:8b")
+    claude-cli:sonnet
+
+The base URL of an OpenAI-compatible id contains colons of its own (scheme, port, IPv6 host), so
+the id is not split on colons blindly: the URL is read as scheme://host[:port][/path] and the
+model is everything after the first ':' that follows the URL (its path, or its port when it has
+no path). The model part may therefore contain ':' itself, as Ollama tags do; a ':' inside the
+URL path is not supported (no OpenAI-compatible server uses one). Digits right after a path-less
+host are always the port: ``http://h:8000:m`` is model ``m`` on port 8000.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chatledger.core import ChatLedgerError
+
+ANTHROPIC = "anthropic"
+OPENAI = "openai"
+OPENAI_COMPATIBLE = "openai-compatible"
+CLAUDE_CLI = "claude-cli"
+PROVIDER_KINDS = (ANTHROPIC, OPENAI, OPENAI_COMPATIBLE, CLAUDE_CLI)
+
+_EXAMPLES = (
+    "anthropic:claude-opus-4-6, openai:gpt-5.2, "
+    "openai-compatible:http://127.0.0.1:8000/v1:qwen3, claude-cli:sonnet"
+)
+
+# scheme://host[:port][/path]:model — host is a bracketed IPv6 literal or a name/IPv4 without
+# ':', '/', '@'. Port and path are possessive (``?+``): digits after the host that end at '/',
+# ':' or the end are the port, never the start of the model, so "http://h:8000/v1" is refused
+# for having no model instead of being read as model "8000/v1".
+_COMPATIBLE_ID = re.compile(
+    r"""
+    (?P<base_url>
+        (?P<scheme>https?)://
+        (?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/@\[\]?#]+)
+        (?::(?P<port>[0-9]{1,5})(?=[/:]|$))?+
+        (?P<path>/[^\s:?#@]*)?+
+    )
+    :(?P<model>\S+)
+    """,
+    re.VERBOSE,
+)
+
+
+class ModelIdError(ChatLedgerError, ValueError):
+    """A model id that cannot be read (a ValueError too, so pydantic fields report it)."""
+
+
+@dataclass(frozen=True)
+class ModelId:
+    """A parsed model id. ``str(model_id)`` gives back the id it was parsed from."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+
+    def __str__(self) -> str:
+        if self.base_url is not None:
+            return f"{self.provider}:{self.base_url}:{self.model}"
+        return f"{self.provider}:{self.model}"
+
+    @property
+    def endpoint(self) -> str:
+        """Which server the calls go to: calls to one endpoint share one concurrency limit."""
+        return f"{self.provider}:{self.base_url}" if self.base_url else self.provider
+
+
+def parse_model_id(text: str) -> ModelId:
+    """Read a model id; raise :class:`ModelIdError` saying what is wrong and what is expected."""
+    provider, sep, rest = text.partition(":")
+    if not sep or provider not in PROVIDER_KINDS:
+        raise ModelIdError(
+            f"model id {text!r} must start with a provider prefix "
+            f"({', '.join(p + ':' for p in PROVIDER_KINDS)}), e.g. {_EXAMPLES}"
+        )
+    if provider == OPENAI_COMPATIBLE:
+        return _parse_compatible(text, rest)
+    if not rest or rest != rest.strip() or any(ch.isspace() for ch in rest):
+        raise ModelIdError(f"model id {text!r} has an empty or blank model name after {provider}:")
+    return ModelId(provider=provider, model=rest)
+
+
+def _parse_compatible(text: str, rest: str) -> ModelId:
+    authority = rest.partition("://")[2].partition("/")[0]
+    if "@" in authority:
+        raise ModelIdError(
+            f"model id {text!r}: no credentials in the URL; put the key in "
+            "OPENAI_COMPATIBLE_API_KEY"
+        )
+    match = _COMPATIBLE_ID.fullmatch(rest)
+    if match is None:
+        raise ModelIdError(
+            f"model id {text!r}: an OpenAI-compatible id is "
+            "openai-compatible:<http(s)://host[:port][/path]>:<model>, "
+            "e.g. openai-compatible:http://127.0.0.1:8000/v1:qwen3 "
+            "(no credentials in the URL, no ':' in its path)"
+        )
+    port = match.group("port")
+    if port is not None and not 0 < int(port) < 65536:
+        raise ModelIdError(f"model id {text!r}: port {port} is out of range")
+    return ModelId(
+        provider=OPENAI_COMPATIBLE, model=match.group("model"), base_url=match.group("base_url")
+    )

@@ -1,0 +1,114 @@
+"""The one retry policy of every provider (the SDKs' own retries are switched off).
+
+Transient failures (:class:`RetryableError`) are tried again up to ``max_attempts`` times. When
+the server said how long to wait (``retry-after`` on a 429/503), that wait is used — and the whole
+endpoint pauses for it, not just this call; otherwise the wait grows exponentially with jitter.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TypeVar
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from chatledger.providers._errors import ProviderError, RetryableError
+from chatledger.providers._limits import CallGate
+from chatledger.providers._settings import CallSettings
+
+T = TypeVar("T")
+log = logging.getLogger("chatledger.providers")
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+def parse_retry_after(headers: object) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date)."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    millis = get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(str(value))
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+class _Wait:
+    """Tenacity wait: the server's retry-after when given, else exponential back-off."""
+
+    def __init__(self, settings: CallSettings) -> None:
+        self._settings = settings
+        self._backoff = wait_exponential_jitter(
+            multiplier=settings.backoff_initial_s,
+            max=settings.backoff_max_s,
+            jitter=settings.backoff_initial_s,
+        )
+
+    def __call__(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(error, RetryableError) and error.retry_after_s is not None:
+            return min(error.retry_after_s, self._settings.max_retry_after_s)
+        return float(self._backoff(state))
+
+
+async def call_with_retries(
+    send: Callable[[], Awaitable[T]], *, settings: CallSettings, gate: CallGate, label: str
+) -> T:
+    """Run ``send`` under the endpoint's rate limit, retrying transient failures."""
+
+    def before_sleep(state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome is not None else None
+        delay = state.next_action.sleep if state.next_action is not None else 0.0
+        if isinstance(error, RetryableError) and error.retry_after_s is not None:
+            gate.pause_for(delay)
+        log.warning(
+            "%s: %s; retrying in %.2f s (attempt %d of %d)",
+            label,
+            error,
+            delay,
+            state.attempt_number + 1,
+            settings.max_attempts,
+        )
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(settings.max_attempts),
+        wait=_Wait(settings),
+        retry=retry_if_exception_type(RetryableError),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    try:
+        async for attempt in retrying:
+            with attempt:
+                await gate.before_request()
+                return await send()
+    except RetryableError as exc:
+        raise ProviderError(
+            f"{label}: gave up after {settings.max_attempts} attempts; last error: {exc.reason}"
+        ) from None
+    raise AssertionError("tenacity ended without a result or an error")  # pragma: no cover

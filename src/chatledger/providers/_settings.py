@@ -1,0 +1,32 @@
+"""How calls to one provider behave: timeouts, retries, re-asks and limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """Defaults suit a paid API; tests shrink the delays."""
+
+    # Seconds before one HTTP request (or one CLI run) is abandoned and retried.
+    timeout_s: float = 120.0
+    # Tries per model call, the first included: 429, 5xx, timeouts and lost connections retry.
+    max_attempts: int = 5
+    # Exponential back-off (with jitter) between tries when the server gives no retry-after.
+    backoff_initial_s: float = 1.0
+    backoff_max_s: float = 60.0
+    # A server's retry-after is honoured up to this many seconds.
+    max_retry_after_s: float = 300.0
+    # Extra model calls that send a schema violation back; after them the completion is returned
+    # unparsed with an error (never an exception).
+    max_reasks: int = 2
+    # Calls in flight at once to this provider, and request starts per second (None: no limit).
+    concurrency: int = 4
+    requests_per_second: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0 or self.max_attempts < 1 or self.max_reasks < 0:
+            raise ValueError("timeout_s > 0, max_attempts >= 1 and max_reasks >= 0 are required")
+        if self.backoff_initial_s < 0 or self.backoff_max_s < 0 or self.max_retry_after_s < 0:
+            raise ValueError("back-off and retry-after limits cannot be negative")

@@ -1,0 +1,199 @@
+"""A scripted LLM server on 127.0.0.1 speaking the OpenAI chat-completions and the Anthropic
+messages wire formats, for testing the providers over real HTTP.
+
+Each test queues the responses it wants per path; the server answers requests in order, records
+what it received (path, headers, JSON body) and how many requests were in flight at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+
+@dataclass
+class Reply:
+    """One scripted response. ``body`` may be a callable of the request's JSON body."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+
+
+class FakeLLMServer:
+    """``with FakeLLMServer() as server:`` then point a provider at ``server.url``."""
+
+    def __init__(self) -> None:
+        self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
+        self.requests: list[Received] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def script(self, path: str, *replies: Reply) -> None:
+        with self._lock:
+            self._scripts[path].extend(replies)
+
+    def calls(self, path: str | None = None) -> int:
+        return sum(1 for r in self.requests if path is None or r.path == path)
+
+    def bodies(self, path: str) -> list[Any]:
+        return [r.body for r in self.requests if r.path == path]
+
+    def start(self) -> FakeLLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next_reply(self, path: str) -> Reply:
+        with self._lock:
+            queue = self._scripts.get(path)
+            if queue:
+                return queue.popleft()
+        return Reply(status=500, body={"error": {"message": f"nothing scripted for {path}"}})
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return  # keep test output quiet
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw) if raw else None
+                except json.JSONDecodeError:
+                    body = raw.decode("utf-8", errors="replace")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with server._lock:
+                    server.requests.append(Received(self.path, headers, body, time.monotonic()))
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    reply = server._next_reply(self.path)
+                    if reply.delay_s:
+                        time.sleep(reply.delay_s)
+                    payload = reply.body(body) if callable(reply.body) else reply.body
+                    data = (
+                        payload.encode("utf-8")
+                        if isinstance(payload, str)
+                        else json.dumps(payload).encode("utf-8")
+                    )
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+        return Handler
+
+
+def openai_body(
+    content: str,
+    *,
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+    finish_reason: str = "stop",
+    model: str = "fake-model",
+) -> dict[str, Any]:
+    """A chat.completion object as OpenAI returns it."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": None},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def anthropic_body(
+    *,
+    text: str | None = None,
+    tool: tuple[str, Any] | None = None,
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    stop_reason: str | None = None,
+    model: str = "fake-model",
+) -> dict[str, Any]:
+    """A Message object as the Anthropic Messages API returns it (text and/or one tool call)."""
+    content: list[dict[str, Any]] = []
+    if text is not None:
+        content.append({"type": "text", "text": text})
+    if tool is not None:
+        name, arguments = tool
+        content.append({"type": "tool_use", "id": "toolu_test", "name": name, "input": arguments})
+    return {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason or ("tool_use" if tool is not None else "end_turn"),
+        "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    }
+
+
+def error_body(message: str, kind: str = "error") -> dict[str, Any]:
+    """An error body both SDKs can read."""
+    return {"type": "error", "error": {"type": kind, "message": message}}
