@@ -15,6 +15,7 @@ import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -327,7 +328,7 @@ class _Noise:
         out["entities"] = self.edit_list(ref["entities"], self.entity, None)
         for name in ITEM_FIELDS:
             items: list[Row] = ref[name]
-            out[name] = self.edit_list(items, self.item, lambda like=items: self.invent(like))
+            out[name] = self.edit_list(items, self.item, partial(self.invent, items))
         out["qa_pairs"] = self.edit_list(ref["qa_pairs"], self.qa_pair, None)
         out["emotional_tone"] = self.edit_list(ref["emotional_tone"], self.tone, None)
         out["links"] = [link for link in ref["links"] if rng.random() > 0.2]
