@@ -76,6 +76,11 @@ def bootstrap_intervals(
 def _scipy_interval(
     data: FloatArray, n_resamples: int, confidence: float, seed: int, method: str
 ) -> tuple[FloatArray, FloatArray, list[str]]:
+    # Resamples per batch, so that one batch of resampled data stays near 32 MB whatever the
+    # number of series and chunks (scipy otherwise materialises all resamples at once).
+    rows, n = data.shape
+    batch = max(1, min(n_resamples, int(32e6 // (8 * rows * n))))
+
     def run(kind: str) -> tuple[FloatArray, FloatArray]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -87,6 +92,7 @@ def _scipy_interval(
                 n_resamples=n_resamples,
                 confidence_level=confidence,
                 method=kind,
+                batch=batch,
                 rng=np.random.default_rng(seed),
             )
         ci = res.confidence_interval
