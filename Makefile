@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck contracts pytest bench clean
+.PHONY: demo test lint typecheck contracts browser pytest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,13 @@ contracts: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest
 
-test: lint typecheck contracts pytest
+# Debian's Chromium for the report's browser test (CI runs as root; no browser download).
+browser:
+	@test -x /usr/bin/chromium || { \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || echo "could not install chromium: the browser test will be skipped"; }
+
+test: lint typecheck contracts browser pytest
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[bench]'

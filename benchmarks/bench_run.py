@@ -17,12 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from _synthetic import generate  # noqa: E402
-
-from chatledger.corpus import read_chunks, read_extractions  # noqa: E402
-from chatledger.simulate import simulate_records, write_records  # noqa: E402
+from _synthetic import generate  # the script's folder is on sys.path
+from chatledger.corpus import read_chunks, read_extractions
+from chatledger.simulate import simulate_records, write_records
 
 CHILD = """
 import json, resource, sys, time

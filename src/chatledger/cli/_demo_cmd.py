@@ -64,4 +64,6 @@ def demo_command(
         "(not real models); their order must follow severity.[/dim]"
     )
     stdout.print(human_table(result))
+    if result.report is not None:
+        stdout.print(f"report: {result.report}")
     stdout.print(f"demo finished in {time.perf_counter() - started:.1f} s")

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
+from chatledger.report import build_report
 from chatledger.runs import RunResult, compare_runs, execute_run, load_run_config
 
 
@@ -70,14 +71,17 @@ DEFAULT_OUT = Path("runs/latest")
 def run_command(
     config: Annotated[Path, typer.Argument(help="run config (YAML)")],
     out: Annotated[Path, typer.Option("--out", help="run directory to write")] = DEFAULT_OUT,
+    report: Annotated[bool, typer.Option(help="write report.html into the run directory")] = True,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Score every challenger of a run config on every configured layer; write the run directory."""
     result = run_with_progress(config, out, show=output_format is OutputFormat.table)
+    report_path = build_report(result.out_dir) if report else None
     if output_format is OutputFormat.json:
         emit_json(
             {
                 "run": str(result.out_dir),
+                "report": str(report_path) if report_path else None,
                 "layers_run": result.layers_run,
                 "layer_weights_used": result.layer_weights_used,
                 "renormalisation": result.renormalisation_note,
@@ -86,6 +90,8 @@ def run_command(
         )
     else:
         print_run_result(result)
+        if report_path is not None:
+            stdout.print(f"report: {report_path}")
 
 
 def _fmt(value: Any) -> str:

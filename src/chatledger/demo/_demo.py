@@ -18,6 +18,7 @@ from typing import Any
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_corpus
 from chatledger.extractors import get_extractor
+from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
 from chatledger.score import ScoringConfig, score_records
 from chatledger.simulate import OPERATORS, simulate_records, write_records
@@ -38,10 +39,12 @@ class HumanAgreement:
 class DemoResult:
     run: RunResult
     human: list[HumanAgreement] = field(default_factory=list)
+    report: Path | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run": str(self.run.out_dir),
+            "report": str(self.report) if self.report else None,
             "leaderboard": [m.to_dict() for m in self.run.leaderboard()],
             "layer_weights_used": self.run.layer_weights_used,
             "renormalisation": self.run.renormalisation_note,
@@ -122,4 +125,6 @@ def run_demo(
 ) -> DemoResult:
     config_path = prepare_demo(out_dir)
     run = execute_run(load_run_config(config_path), out_dir / "run", on_progress=on_progress)
-    return DemoResult(run=run, human=human_agreement(out_dir))
+    result = DemoResult(run=run, human=human_agreement(out_dir))
+    result.report = build_report(run.out_dir)
+    return result

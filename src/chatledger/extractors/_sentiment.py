@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from vaderSentiment.vaderSentiment import (  # type: ignore[import-untyped]
+from vaderSentiment.vaderSentiment import (
     SentimentIntensityAnalyzer,
 )
 

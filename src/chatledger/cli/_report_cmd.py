@@ -1,0 +1,21 @@
+"""``chatledger report DIR``: (re)build a run directory's report.html."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from chatledger.cli._app import app, stdout
+from chatledger.report import build_report
+
+
+@app.command("report")
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory (with run.json)")],
+) -> None:
+    """Rebuild the run's self-contained report.html and print its path."""
+    path = build_report(run_dir)
+    # A path is data, not rich markup: "[...]" in a folder name must print as written.
+    stdout.print(str(path), markup=False, highlight=False)

@@ -1,0 +1,162 @@
+"""``build_report``: one self-contained HTML file from a run directory."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import plotly  # type: ignore[import-untyped, unused-ignore]
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+from plotly.offline import get_plotlyjs  # type: ignore[import-untyped, unused-ignore]
+
+from chatledger.report import _charts as charts
+from chatledger.report import _charts_judges as judge_charts
+from chatledger.report import _charts_trust as trust_charts
+from chatledger.report import _context as ctx
+from chatledger.report._drill import StringTable, drill_payload, events_payload
+from chatledger.report._embed import packed_json, script_json
+from chatledger.report._load import RunFiles, load_run_files
+from chatledger.report._style import LABEL_COLOURS, LAYER_COLOURS, model_colours
+
+REPORT_FILE = "report.html"
+
+
+def _environment() -> Environment:
+    # autoescape=True (not select_autoescape): every template and every value is escaped;
+    # the only unescaped inserts are our own static CSS/JS and JSON made safe by script_json.
+    env = Environment(
+        loader=PackageLoader("chatledger.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = _num
+    env.filters["pct"] = _pct
+    env.filters["usd"] = _usd
+    return env
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(value: float | None, digits: int = 0) -> str:
+    return "—" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def _static(name: str) -> Markup:
+    """Our own CSS or JavaScript from the templates folder, inserted as is."""
+    text = resources.files("chatledger.report").joinpath("templates", name).read_text("utf-8")
+    return Markup(text)
+
+
+def _plotly_bundle() -> Markup:
+    """plotly.js, inlined once. It never contains "</script" (checked, since a future bundle
+    that did would end our script element early and break the page)."""
+    bundle = get_plotlyjs()
+    if "</script" in bundle.lower():
+        raise RuntimeError("plotly.js contains '</script' and cannot be inlined safely")
+    return Markup(bundle)
+
+
+def report_context(files: RunFiles) -> dict[str, Any]:
+    """Everything the template needs (charts as figure dicts, tables as plain data)."""
+    run = files.run
+    models = files.model_names
+    colours = model_colours(models)
+    fields = charts.schema_fields(files)
+    cost_chart, frontier = charts.cost_quality(files, colours)
+    figures = {
+        "fingerprint": charts.fingerprint(files),
+        "layer-gap": charts.layer_gap(files),
+        "cost-quality": cost_chart,
+        "swaps": trust_charts.swap_probabilities(files),
+        "simplex": trust_charts.layer_simplex(files),
+        "calibration": trust_charts.calibration(files, colours),
+        "judge-distribution": judge_charts.judge_distribution(files, colours),
+        "judge-labels": judge_charts.label_breakdown(files),
+    }
+    strings = StringTable()
+    drill = drill_payload(files, fields, strings)
+    downstream = ctx.downstream_views(files)
+    bulk = {"drill": drill, "events": events_payload(downstream, strings), "s": strings.strings}
+    data = {
+        "figures": {k: c.figure for k, c in figures.items() if c.figure is not None},
+        "models": models,
+        "colours": [colours[m] for m in models],
+        "labelColours": LABEL_COLOURS,
+    }
+    stats = run.get("stats") or {}
+    sensitivity = stats.get("weight_sensitivity") or {}
+    config = run.get("config") or {}
+    reference = run.get("reference") or {}
+    meta = {
+        "name": run.get("name", "run"),
+        "version": run.get("chatledger_version") or "?",
+        "python": run.get("python") or "?",
+        "config_path": run.get("config_path") or "—",
+        "chunks_file": run.get("chunks_file") or "—",
+        "chunks": run.get("chunks", 0),
+        "timings": run.get("timings") or {},
+        "schema": config.get("schema") or "v3",
+        "matcher": config.get("matcher") or "token_set",
+        "reference_name": reference.get("name") or "reference",
+        "reference_file": reference.get("file") or "—",
+        "weights": run.get("layer_weights_used") or {},
+    }
+    return {
+        "meta": meta,
+        "models": models,
+        "colours": colours,
+        "layer_colours": LAYER_COLOURS,
+        "label_colours": LABEL_COLOURS,
+        "layers": [x for x in charts.LAYERS if x in run.get("layers_run", [])],
+        "leaderboard": ctx.leaderboard(files, colours),
+        "lacks": ctx.missing_parts(files),
+        "gap_finding": ctx.gap_finding(files),
+        "differences": ctx.adjacent_differences(files),
+        "human_gold": run.get("human_gold"),
+        "frontier": frontier,
+        "stats": stats,
+        "sensitivity": sensitivity,
+        "simplex": sensitivity.get("layer_simplex"),
+        "charts": {k: c for k, c in figures.items()},
+        "judge": ctx.judge_tables(files),
+        "consumers": ctx.consumer_names(files),
+        "downstream": downstream,
+        "chunk_groups": ctx.chunk_index(files) if drill is not None else [],
+        "has_drill": drill is not None,
+        "fields": fields,
+        "is_simulated": ctx.is_simulated,
+        "plotly_version": plotly.__version__,
+        "data_json": script_json(data),
+        "bulk": packed_json(bulk),
+        "css": _static("report.css"),
+        "js": _static("report.js"),
+        "plotly_js": _plotly_bundle(),
+    }
+
+
+def render_report(run_dir: Path) -> str:
+    """The report's HTML for a run directory (nothing is written)."""
+    files = load_run_files(Path(run_dir))
+    template = _environment().get_template("report.html.j2")
+    return template.render(**report_context(files))
+
+
+def build_report(run_dir: str | Path) -> Path:
+    """Write ``run_dir/report.html`` — one self-contained file that opens offline — and return
+    its path."""
+    path = Path(run_dir) / REPORT_FILE
+    html = render_report(Path(run_dir))
+    path.write_text(html, encoding="utf-8")
+    return path

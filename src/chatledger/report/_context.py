@@ -1,0 +1,306 @@
+"""What the template shows, worked out from the run: tables, sentences and what is missing."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatledger.report._charts import LAYERS
+from chatledger.report._load import RunFiles
+from chatledger.simulate import SIMULATED_PREFIX
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A score with its bootstrap interval (when the run has one)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass
+class LeaderRow:
+    rank: int
+    name: str
+    colour: str
+    simulated: bool
+    overall: Estimate
+    layers: dict[str, Estimate]
+    validity_rate: float
+    invalid: int
+    missing: int
+    cost_per_chunk: float | None
+    latency_per_chunk: float | None
+    rank_probability: float | None
+    gold_composite: float | None
+
+
+@dataclass
+class EventLine:
+    text: str
+    chunks: list[tuple[str, int | None]]  # (chunk id, drill-down index or None)
+    conversation: str
+
+
+@dataclass
+class ConsumerView:
+    name: str
+    agreement: float | None
+    details: list[tuple[str, str]]
+    missed: list[EventLine] = field(default_factory=list)
+    invented: list[EventLine] = field(default_factory=list)
+
+
+def is_simulated(name: str) -> bool:
+    return name.startswith(SIMULATED_PREFIX)
+
+
+def _estimate(files: RunFiles, model: str, key: str, value: float | None) -> Estimate:
+    entry = ((files.run.get("stats") or {}).get("intervals") or {}).get(model, {}).get(key)
+    if not entry:
+        return Estimate(value)
+    return Estimate(value, entry.get("low"), entry.get("high"))
+
+
+def leaderboard(files: RunFiles, colours: dict[str, str]) -> list[LeaderRow]:
+    stats = files.run.get("stats") or {}
+    ranks = stats.get("rank_probabilities") or {}
+    gold = (files.run.get("human_gold") or {}).get("models") or {}
+    priced = any(
+        (files.model(m).get("usage") or {}).get("cost_usd", 0) > 0 for m in files.model_names
+    )
+    rows = []
+    for rank, name in enumerate(files.model_names, start=1):
+        model = files.model(name)
+        usage = model.get("usage") or {}
+        latency = usage.get("latency_per_chunk_s") or 0.0
+        probs = ranks.get(name)
+        rows.append(
+            LeaderRow(
+                rank=rank,
+                name=name,
+                colour=colours[name],
+                simulated=is_simulated(name),
+                overall=_estimate(files, name, "overall", model.get("overall")),
+                layers={
+                    layer: _estimate(files, name, layer, model["layers"].get(layer))
+                    for layer in LAYERS
+                    if layer in files.run.get("layers_run", [])
+                },
+                validity_rate=float(model.get("validity_rate", 0.0)),
+                invalid=int(model.get("invalid", 0)),
+                missing=int(model.get("missing", 0)),
+                cost_per_chunk=usage.get("cost_per_chunk_usd") if priced else None,
+                latency_per_chunk=latency if latency > 0 else None,
+                rank_probability=probs[rank - 1] if probs and len(probs) >= rank else None,
+                gold_composite=(gold.get(name) or {}).get("composite"),
+            )
+        )
+    return rows
+
+
+def missing_parts(files: RunFiles) -> list[str]:
+    """Plain sentences for everything this run does not have (shown at the top)."""
+    run = files.run
+    layers = run.get("layers_run", [])
+    out = [f"No {layer} layer in this run." for layer in LAYERS if layer not in layers]
+    if run.get("renormalisation"):
+        out.append(str(run["renormalisation"]).capitalize() + ".")
+    if not run.get("human_gold"):
+        out.append(
+            "No human gold: how far the reference itself is from human annotations is unknown."
+        )
+    usage = [files.model(m).get("usage") or {} for m in files.model_names]
+    if not any(u.get("cost_usd", 0) > 0 for u in usage):
+        out.append("No cost data: no model reports a cost (offline or simulated models).")
+    if "judge" in layers:
+        judges = (run.get("config") or {}).get("judges") or []
+        if len(judges) < 2:
+            out.append("One judge only: panel agreement (α, κ) needs at least two judges.")
+    if not run.get("stats"):
+        out.append("No statistics: this run has no bootstrap intervals or weight sensitivity.")
+    if any(is_simulated(m) for m in files.model_names):
+        out.append(
+            "Simulated models are present: they are the reference passed through corruption "
+            "operators, not real models."
+        )
+    out.extend(files.notes)
+    return out
+
+
+def gap_finding(files: RunFiles) -> str | None:
+    """The model with the widest spread between its layers, in one sentence."""
+    layers = [x for x in LAYERS if x in files.run.get("layers_run", [])]
+    if len(layers) < 2:
+        return None
+    best: tuple[float, str, str, float, str, float] | None = None
+    for name in files.model_names:
+        values = files.model(name)["layers"]
+        present = [(layer, values[layer]) for layer in layers if layer in values]
+        if len(present) < 2:
+            continue
+        hi = max(present, key=lambda p: p[1])
+        lo = min(present, key=lambda p: p[1])
+        spread = hi[1] - lo[1]
+        if best is None or spread > best[0]:
+            best = (spread, name, hi[0], hi[1], lo[0], lo[1])
+    if best is None:
+        return None
+    spread, name, hi_layer, hi_value, lo_layer, lo_value = best
+    return (
+        f"Widest gap: {name} scores {hi_value:.2f} on {hi_layer} but {lo_value:.2f} on "
+        f"{lo_layer} ({spread:.2f} apart)."
+    )
+
+
+def adjacent_differences(files: RunFiles) -> list[dict[str, Any]]:
+    """Paired bootstrap differences between neighbours on the leaderboard."""
+    diffs = (files.run.get("stats") or {}).get("paired_differences") or {}
+    names = files.model_names
+    out = []
+    for a, b in itertools.pairwise(names):
+        entry, sign = diffs.get(f"{a}|{b}"), 1.0
+        if entry is None:
+            entry, sign = diffs.get(f"{b}|{a}"), -1.0
+        if entry is None:
+            continue
+        low, high = sign * entry["low"], sign * entry["high"]
+        out.append(
+            {
+                "a": a,
+                "b": b,
+                "difference": sign * entry["difference"],
+                "low": min(low, high),
+                "high": max(low, high),
+                "p_value": entry.get("p_value"),
+                "clear": min(low, high) > 0,
+            }
+        )
+    return out
+
+
+def _format_event(consumer: str, event: dict[str, Any]) -> str:
+    if consumer == "drift":
+        return (
+            f"{event.get('speaker', '?')} on “{event.get('subject', '?')}”: "
+            f"{event.get('from_polarity', '?')} → {event.get('to_polarity', '?')}"
+        )
+    if consumer == "loops":
+        return f"[{event.get('kind', 'loop')}] {event.get('text', '')}"
+    if consumer == "escalation":
+        reasons = ", ".join(str(r) for r in event.get("reasons", []))
+        return f"{event.get('flag', '?')}" + (f" — {reasons}" if reasons else "")
+    if consumer == "arcs":
+        return (
+            f"valence {event.get('valence', '?')}, trajectory {event.get('trajectory', '?')} "
+            f"(closing mood {event.get('closing_mood', '?')})"
+        )
+    if consumer == "daily_report":
+        return f"{event.get('day', '')}: {event.get('line', '')}"
+    skip = {"conversation_id", "chunk_id", "chunk_ids", "position", "positions"}
+    return "; ".join(f"{k}: {v}" for k, v in event.items() if k not in skip)
+
+
+def _event_line(consumer: str, event: dict[str, Any], index: dict[str, int]) -> EventLine:
+    ids = event.get("chunk_ids") or ([event["chunk_id"]] if event.get("chunk_id") else [])
+    return EventLine(
+        text=_format_event(consumer, event),
+        chunks=[(str(c), index.get(str(c))) for c in ids],
+        conversation=str(event.get("conversation_id", "")),
+    )
+
+
+_DETAIL_KEYS = (
+    ("precision", "precision"),
+    ("recall", "recall"),
+    ("kappa", "Cohen's κ"),
+    ("valence_agreement", "valence agreement"),
+    ("trajectory_agreement", "trajectory agreement"),
+)
+_COUNT_KEYS = (("n_reference", "reference events"), ("n_challenger", "challenger events"))
+
+
+def downstream_views(files: RunFiles) -> dict[str, list[ConsumerView]]:
+    """Per model, each consumer's agreement and the events the challenger missed or invented."""
+    data = (files.downstream or {}).get("models") or {}
+    index = {c.chunk_id: i for i, c in enumerate(files.chunks or [])}
+    out: dict[str, list[ConsumerView]] = {}
+    for name in files.model_names:
+        consumers = (data.get(name) or {}).get("consumers") or {}
+        views = []
+        for consumer, result in consumers.items():
+            details = [(label, f"{result[k]:.3f}") for k, label in _DETAIL_KEYS if k in result]
+            details += [(label, str(result[k])) for k, label in _COUNT_KEYS if k in result]
+            views.append(
+                ConsumerView(
+                    name=consumer,
+                    agreement=result.get("agreement"),
+                    details=details,
+                    missed=[_event_line(consumer, e, index) for e in result.get("missed", [])],
+                    invented=[_event_line(consumer, e, index) for e in result.get("invented", [])],
+                )
+            )
+        out[name] = views
+    return out
+
+
+def consumer_names(files: RunFiles) -> list[str]:
+    names: list[str] = []
+    for name in files.model_names:
+        for consumer in files.model(name).get("consumers") or {}:
+            if consumer not in names:
+                names.append(consumer)
+    return names
+
+
+def chunk_index(files: RunFiles) -> list[dict[str, Any]]:
+    """The drill-down's list of chunks, grouped by conversation, with each model's chunk score."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for i, chunk in enumerate(files.chunks or []):
+        scores = [
+            (name, files.chunk_value(name, chunk.chunk_id, "extraction", "composite"))
+            for name in files.model_names
+        ]
+        groups.setdefault(chunk.conversation_id or "(no conversation id)", []).append(
+            {
+                "index": i,
+                "chunk_id": chunk.chunk_id,
+                "title": chunk.title or "",
+                "n_messages": len(chunk.messages),
+                "scores": scores,
+            }
+        )
+    return [{"conversation": k, "chunks": v} for k, v in groups.items()]
+
+
+def judge_tables(files: RunFiles) -> dict[str, Any]:
+    """Per model: panel composite, each judge's composite, unscored counts, agreement."""
+    judges = [j.get("name", "?") for j in (files.run.get("config") or {}).get("judges") or []]
+    rows = []
+    agreement = []
+    for name in files.model_names:
+        judge = files.model(name).get("judge") or {}
+        if not judge:
+            continue
+        rows.append(
+            {
+                "name": name,
+                "composite": judge.get("composite"),
+                "per_judge": judge.get("per_judge") or {},
+                "unscored": judge.get("unscored") or {},
+                "unusable": judge.get("unusable_chunks", 0),
+                "labels": sum((judge.get("label_counts") or {}).values()),
+            }
+        )
+        agree = judge.get("agreement") or {}
+        if agree:
+            agreement.append(
+                {
+                    "name": name,
+                    "alpha": agree.get("alpha") or {},
+                    "kappa": agree.get("kappa") or {},
+                }
+            )
+    return {"judges": judges, "rows": rows, "agreement": agreement}

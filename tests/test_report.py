@@ -1,0 +1,315 @@
+"""The HTML report: self-contained, escaped, complete, and aligned exactly as layer 1 scored."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from chatledger.cli._app import main
+from chatledger.demo import run_demo
+from chatledger.report import REPORT_FILE, build_report
+from chatledger.report._align import Row, align, scoring_context
+from chatledger.report._charts import pareto_frontier
+from chatledger.report._embed import unpack_json
+from chatledger.score import ScoringConfig
+from conftest import ext, make_chunk
+
+INJECTED = "<script>alert(1)</script>"
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+SECTIONS = (
+    "overview",
+    "leaderboard",
+    "fingerprint",
+    "cost",
+    "sensitivity",
+    "calibration",
+    "judges",
+    "downstream",
+    "drilldown",
+    "about",
+)
+
+
+class _Tags(HTMLParser):
+    """Start tags with their attributes; script bodies are raw text to the parser, so a string
+    inside JavaScript is never mistaken for a tag."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def script_body(html: str, element_id: str) -> str:
+    match = re.search(rf'<script[^>]*id="{element_id}"[^>]*>(.*?)</script>', html, re.S)
+    assert match is not None, element_id
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("report-demo")
+    run_demo(out)
+    path = build_report(out / "run")
+    return out / "run", path.read_text(encoding="utf-8")
+
+
+def _line(chunk_id: str, model: str, extraction: dict[str, Any], cost: float) -> str:
+    usage = {"input_tokens": 100, "output_tokens": 50, "cost_usd": cost, "latency_s": 2.0}
+    return json.dumps(
+        {"chunk_id": chunk_id, "model": model, "extraction": extraction, "usage": usage}
+    )
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Two chunks, extraction layer only, a human gold, priced models and injected markup."""
+    base = tmp_path_factory.mktemp("report-small")
+    chunks = []
+    for n in (1, 2):
+        chunk = make_chunk(3, chunk_id=f"c-{n}").model_dump()
+        chunk["title"] = f"{INJECTED} chunk {n}"
+        chunk["messages"][0]["text"] = f"{INJECTED} the brakes grind"
+        chunks.append(json.dumps(chunk))
+    (base / "chunks.jsonl").write_text("\n".join(chunks) + "\n", encoding="utf-8")
+    reference = {"topics": ["car brake noise", "birthday dinner"], "summary": "Brakes grind."}
+    cheap = {"topics": ["car brake noise", "weather"], "summary": "Brakes grind."}
+    files = {
+        "reference.jsonl": [_line(f"c-{n}", "ref", reference, 0.0) for n in (1, 2)],
+        "dear.jsonl": [_line(f"c-{n}", "dear", reference, 0.01) for n in (1, 2)],
+        "cheap.jsonl": [_line(f"c-{n}", "cheap", cheap, 0.001) for n in (1, 2)],
+    }
+    for name, lines in files.items():
+        (base / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = {
+        "name": "small",
+        "chunks": "chunks.jsonl",
+        "reference": {"file": "reference.jsonl", "name": "ref"},
+        "challengers": [
+            {"file": "dear.jsonl", "name": "dear"},
+            {"file": "cheap.jsonl", "name": f"cheap {INJECTED}"},
+        ],
+        "layers": ["extraction"],
+        "gold": {"file": "reference.jsonl", "name": "human"},
+        "stats": {"bootstrap_resamples": 200, "dirichlet_draws": 200},
+        "seed": 1,
+    }
+    (base / "run.yaml").write_text(json.dumps(config), encoding="utf-8")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["run", str(base / "run.yaml"), "--out", str(base / "run")]) == 0
+    path = build_report(base / "run")
+    return base / "run", path.read_text(encoding="utf-8")
+
+
+def test_demo_report_is_one_self_contained_file(demo_report: tuple[Path, str]) -> None:
+    run_dir, html = demo_report
+    assert (run_dir / REPORT_FILE).is_file()
+    # plotly.js opens with its banner exactly once: the bundle is inlined once, not per chart.
+    assert html.count("* plotly.js v") == 1
+    scripts = [attrs for tag, attrs in tags(html) if tag == "script"]
+    assert len(scripts) == 4  # data JSON, packed bulk data, plotly.js, the report's own code
+    assert all("src" not in attrs for attrs in scripts)
+    for tag, attrs in tags(html):
+        for key in ("src", "href"):
+            value = attrs.get(key) or ""
+            assert not value.startswith(("http://", "https://", "//")), (tag, value)
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    size = (run_dir / REPORT_FILE).stat().st_size
+    # plotly.js alone is ~4.8 MB; the 36-chunk, 4-model demo adds ~0.4 MB on top.
+    assert size < 5.5e6, size
+
+
+def test_demo_report_has_every_section(demo_report: tuple[Path, str]) -> None:
+    _, html = demo_report
+    ids = {attrs.get("id") for _, attrs in tags(html)}
+    hrefs = {attrs.get("href") for tag, attrs in tags(html) if tag == "a"}
+    for section in SECTIONS:
+        assert section in ids, section
+        assert f"#{section}" in hrefs, section  # listed in the table of contents
+    figures = {attrs.get("data-figure") for _, attrs in tags(html)} - {None}
+    assert figures == {
+        "fingerprint",
+        "layer-gap",
+        "swaps",
+        "simplex",
+        "calibration",
+        "judge-distribution",
+        "judge-labels",
+    }
+    data = json.loads(script_body(html, "report-data"))
+    assert set(data["figures"]) == figures
+    assert data["models"] == [
+        "simulated:light",
+        "simulated:medium",
+        "offline:rules",
+        "simulated:heavy",
+    ]
+    # 36 chunks → 36 drill-down entries, each a <details> the page fills when opened.
+    chunk_ids = [
+        a["id"] for t, a in tags(html) if t == "details" and (a.get("id") or "")[:6] == "chunk-"
+    ]
+    assert chunk_ids == [f"chunk-{i}" for i in range(36)]
+
+
+def test_demo_report_states_what_is_missing(demo_report: tuple[Path, str]) -> None:
+    _, html = demo_report
+    assert "No human gold" in html
+    assert "No cost data" in html
+    assert "One judge only" in html
+    assert "Panel agreement needs at least two judges" in html
+    # Three simulated challengers: a badge in the leaderboard row of each (+ TOC, tables).
+    board = html[html.index('<table class="board">') : html.index("</table>")]
+    assert board.count(">simulated</span>") == 3
+    # Latency is reported by the offline extractor only: one point is no trade-off.
+    assert "Only one model reports a latency" in html
+
+
+def _expected_matches(field: str, comps: dict[str, float], n_ref: int, n_pred: int) -> float:
+    """Matches implied by the scorer's components (DESIGN §3: P = m / n_pred, F1 = 2m / (r+p))."""
+    if field == "entities":  # credit = m·(0.5 + 0.5·exact share); P = credit / n_pred
+        return comps["precision"] * n_pred / (0.5 + 0.5 * comps["exact_share"])
+    if "precision" in comps:
+        return comps["precision"] * n_pred
+    f1 = comps.get("text_f1", comps.get("question_f1"))
+    assert f1 is not None, field
+    return f1 * (n_ref + n_pred) / 2
+
+
+def test_drill_down_pairs_exactly_what_was_scored(demo_report: tuple[Path, str]) -> None:
+    run_dir, html = demo_report
+    bulk = unpack_json(script_body(html, "report-bulk").strip())
+    drill, models = bulk["drill"], json.loads(script_body(html, "report-data"))["models"]
+    chunk_ids = [
+        json.loads(line)["chunk_id"] for line in (run_dir.parent / "corpus" / "chunks.jsonl").open()
+    ]
+    assert len(drill["chunks"]) == 36
+    comps: dict[tuple[str, str, str], dict[str, float]] = {}
+    for row in pq.read_table(run_dir / "scores.parquet").to_pylist():
+        if row["layer"] == "extraction":
+            comps.setdefault((row["model"], row["chunk_id"], row["field"]), {})[
+                row["component"]
+            ] = row["value"]
+    text_fields = (
+        "topics",
+        "entities",
+        "decisions",
+        "action_items",
+        "open_questions",
+        "claims",
+        "warnings",
+        "qa_pairs",
+        "implicit_assumptions",
+    )
+    checked = 0
+    for chunk_id, chunk in zip(chunk_ids, drill["chunks"], strict=True):
+        for m, model in enumerate(models):
+            view = chunk["v"][m]
+            for field in text_fields:
+                k = drill["fields"].index(field)
+                n_ref, n_pred = len(chunk["r"][k]), len(view["p"][k])
+                if not n_ref or not n_pred:
+                    continue
+                rows = view["a"][k]
+                matched = sum(1 for i in range(0, len(rows), 4) if rows[i + 2] == 0)
+                expected = _expected_matches(field, comps[model, chunk_id, field], n_ref, n_pred)
+                assert matched == pytest.approx(expected), (model, chunk_id, field)
+                checked += 1
+    assert checked > 500
+
+
+def test_alignment_of_a_hand_worked_chunk() -> None:
+    chunk = make_chunk(4)
+    ref = ext(
+        claims=[
+            {"text": "The car makes a grinding noise"},
+            {"text": "Luigi's garlic bread is elite"},
+        ]
+    )
+    pred = ext(
+        claims=[{"text": "car grinding noise when braking"}, {"text": "the weather is nice"}]
+    )
+    rows = align(ref, pred, scoring_context(chunk, ScoringConfig.default()))["claims"]
+    # token_set_ratio("the car makes a grinding noise", "car grinding noise when braking"):
+    # common tokens "car grinding noise" (18 chars); "car grinding noise a makes the" (30) vs
+    # "car grinding noise braking when" (31) share a longest subsequence of 18 + 1 + 5 ("ak he")
+    # = 24 → 2·24 / 61 = 78.69 ≥ 60: a match. The second pair shares only "is" → 41.67 < 60.
+    assert rows[0].ref == 0 and rows[0].pred == 0 and rows[0].status == "match"
+    assert rows[0].similarity == pytest.approx(2 * 24 / 61 * 100)
+    assert rows[1:] == [Row(1, -1, "missed"), Row(-1, 1, "invented")]
+
+
+def test_pareto_frontier_by_hand() -> None:
+    points = [("a", 0.01, 0.80), ("b", 0.02, 0.70), ("c", 0.03, 0.90), ("d", 0.03, 0.85)]
+    # b costs more than a and scores less; d costs as much as c and scores less: both dominated.
+    assert pareto_frontier(points) == ["a", "c"]
+    # A free model is on the frontier when nothing is as cheap and better.
+    assert pareto_frontier([("free", 0.0, 0.5), ("paid", 0.1, 0.9)]) == ["free", "paid"]
+
+
+def test_injected_markup_is_escaped(small_run: tuple[Path, str]) -> None:
+    _, html = small_run
+    assert INJECTED not in html
+    assert ESCAPED in html  # chunk titles and the model name, rendered by the template
+    assert len([t for t, _ in tags(html) if t == "script"]) == 4
+    data_text = script_body(html, "report-data")
+    assert "</" not in data_text and "<!--" not in data_text
+    assert "\\u003cscript" in data_text  # the model name inside chart labels, as JSON escapes
+    bulk = unpack_json(script_body(html, "report-bulk").strip())
+    # The message reaches the page as data only; the page writes it with textContent.
+    assert f"{INJECTED} the brakes grind" in bulk["s"]
+
+
+def test_small_run_numbers_and_missing_layers(small_run: tuple[Path, str]) -> None:
+    _, html = small_run
+    # cheap: topics F1 = 2·1/(2+2) = 0.5 on both chunks; every other field agrees (1.0), so
+    # extraction = 1 − 0.042·(1 − 0.5) = 0.979; extraction is the only layer, so overall too.
+    assert html.count('<span class="val">0.979</span>') >= 2
+    assert "No judge layer in this run." in html
+    assert "No downstream layer in this run." in html
+    assert "renormalised to extraction 1.000" in html
+    assert "Only one layer ran (extraction)" in html
+    # Human gold = the reference: the reference scores 1.000 against it, cheap 0.979.
+    assert "The reference against human gold (human)" in html
+    assert 'composite <span class="val">1.000</span> on 2 chunks' in html
+    # Priced models: the cost chart is drawn; the cheap model and the dear one both sit on the
+    # frontier (cheaper-and-worse vs dearer-and-better): $0.001 and $0.01 per chunk.
+    data = json.loads(script_body(html, "report-data"))
+    assert "cost-quality" in data["figures"]
+    assert "$0.0010" in html and "$0.0100" in html
+    assert "No cost data" not in html and "No human gold" not in html
+
+
+def test_report_command_and_missing_inputs(
+    small_run: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir, _ = small_run
+    copy = tmp_path / "moved" / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / REPORT_FILE).unlink()
+    run_json = json.loads((copy / "run.json").read_text())
+    run_json["chunks_file"] = str(tmp_path / "gone.jsonl")  # the chunks file has disappeared
+    run_json["config"]["chunks"] = "gone.jsonl"
+    (copy / "run.json").write_text(json.dumps(run_json))
+    assert main(["report", str(copy)]) == 0
+    assert capsys.readouterr().out.strip() == str(copy / REPORT_FILE)
+    html = (copy / REPORT_FILE).read_text(encoding="utf-8")
+    assert "chunks file cannot be found" in html
+    assert "The drill-down is not available" in html
+    assert main(["report", str(tmp_path / "nowhere")]) == 2
