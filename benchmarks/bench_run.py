@@ -37,7 +37,7 @@ print(json.dumps({"timings": result.timings, "wall_s": wall, "peak_mb": peak_mb}
 
 def prepare(directory: Path, n_chunks: int) -> None:
     corpus = generate(n_chunks, seed=0)
-    chunks_path, ref_path, chal_path = corpus.write(directory)
+    chunks_path, _reference_path, chal_path = corpus.write(directory)
     chunks = read_chunks(chunks_path)
     challenger = read_extractions(chal_path).records
     for label, ops in (
