@@ -1,0 +1,233 @@
+"""``chatledger structbench …``: the LLMStructBench-style email → JSON task (DESIGN §8)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
+from chatledger.structbench import (
+    DEFAULT_SEED,
+    Document,
+    StructReport,
+    baseline_predictions,
+    generate_documents,
+    read_dataset,
+    read_original,
+    read_predictions,
+    score_predictions,
+    shipped_dataset_path,
+    write_dataset,
+    write_predictions,
+)
+
+if TYPE_CHECKING:
+    from chatledger.structbench import RunOutcome
+
+structbench_app = typer.Typer(
+    help="Email → JSON extraction benchmark (LLMStructBench-style): generate, run, score.",
+    no_args_is_help=True,
+)
+app.add_typer(structbench_app, name="structbench")
+
+
+class DatasetFormat(StrEnum):
+    chatledger = "chatledger"
+    llmstructbench = "llmstructbench"
+
+
+DatasetOption = Annotated[
+    Path | None,
+    typer.Option("--dataset", help="dataset (.jsonl); default: the shipped emails-v1 set"),
+]
+DatasetFormatOption = Annotated[
+    DatasetFormat,
+    typer.Option("--dataset-format", help="chatledger (our JSONL) or llmstructbench (original)"),
+]
+ResamplesOption = Annotated[
+    int, typer.Option("--resamples", min=0, help="bootstrap resamples for intervals (0: none)")
+]
+
+
+def load_documents(dataset: Path | None, dataset_format: DatasetFormat) -> list[Document]:
+    path = dataset if dataset is not None else shipped_dataset_path()
+    if dataset_format is DatasetFormat.llmstructbench:
+        return read_original(path)
+    return read_dataset(path)
+
+
+def _interval(block: dict[str, Any], name: str) -> str:
+    interval = (block.get("intervals") or {}).get(name)
+    if not isinstance(interval, dict):
+        return ""
+    return f"{interval['low']:.2f}–{interval['high']:.2f}"
+
+
+def print_report(summary: dict[str, Any]) -> None:
+    metrics = ("DOC", "MK", "MV", "WV")
+    table = Table(
+        title="structbench (95% bootstrap intervals below each group)", title_justify="left"
+    )
+    table.add_column("group", no_wrap=True)
+    table.add_column("n", justify="right")
+    for metric in metrics:
+        table.add_column(metric, justify="right", min_width=9, no_wrap=True)
+    table.add_column("paper F1", justify="right")
+    groups: list[tuple[str, dict[str, Any]]] = [("all", summary)]
+    groups += [(str(k), v) for k, v in (summary.get("by_strategy") or {}).items()]
+    for label, block in groups:
+        row = [f"{block[m]:.3f}" for m in metrics]
+        table.add_row(escape(label), str(block["n"]), *row, f"{block['micro_f1']:.3f}")
+        if block.get("intervals"):
+            table.add_row("", "", *(f"[dim]{_interval(block, m)}[/dim]" for m in metrics), "")
+    table.add_section()
+    for depth, block in summary["by_depth"].items():
+        row = [f"{block[m]:.3f}" for m in metrics]
+        table.add_row(f"depth {depth}", str(block["n"]), *row, "")
+    stdout.print(table)
+    bad = {k: v for k, v in summary["bad_output_counts"].items() if v}
+    listed = ", ".join(f"{k} {v}" for k, v in bad.items()) or "none"
+    stdout.print(f"outputs by kind: {listed}; clean {summary['clean_outputs']}", highlight=False)
+    if summary.get("unknown_ids"):
+        unknown = summary["unknown_ids"]
+        stdout.print(f"[yellow]note:[/yellow] {unknown} prediction(s) with ids not in the dataset")
+
+
+def show(report: StructReport, output_format: OutputFormat) -> None:
+    summary = report.to_dict()
+    if output_format is OutputFormat.json:
+        emit_json(summary)
+    else:
+        print_report(summary)
+
+
+@structbench_app.command("score")
+def score_command(
+    predictions: Annotated[Path, typer.Option(help="predictions (.jsonl): id, output, …")],
+    dataset: DatasetOption = None,
+    dataset_format: DatasetFormatOption = DatasetFormat.chatledger,
+    resamples: ResamplesOption = 1000,
+    seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """Score raw model outputs: DOC, MK, MV, WV (+ paper F1), by depth and strategy."""
+    documents = load_documents(dataset, dataset_format)
+    report = score_predictions(
+        documents, read_predictions(predictions), n_resamples=resamples, seed=seed
+    )
+    show(report, output_format)
+
+
+@structbench_app.command("generate")
+def generate_command(
+    out: Annotated[Path, typer.Option(help="dataset file to write (.jsonl)")],
+    n: Annotated[int, typer.Option("--n", min=1, help="number of documents")] = 1000,
+    seed: Annotated[int, typer.Option(help="generator seed")] = DEFAULT_SEED,
+    examples: Annotated[
+        bool, typer.Option("--examples/--no-examples", help="add a one-shot example per email")
+    ] = True,
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """Render n emails (7 kinds × depths 1–4) with schemas and ground truth, deterministically."""
+    documents = generate_documents(n, seed, with_example=examples)
+    write_dataset(documents, out)
+    depths: dict[str, int] = {}
+    for d in documents:
+        depths[str(d.depth)] = depths.get(str(d.depth), 0) + 1
+    info = {"out": str(out), "n": len(documents), "seed": seed, "bytes": out.stat().st_size,
+            "by_depth": depths}  # fmt: skip
+    if output_format is OutputFormat.json:
+        emit_json(info)
+    else:
+        stdout.print(f"wrote {len(documents)} documents ({info['bytes']:,} bytes) to {out}")
+
+
+@structbench_app.command("baseline")
+def baseline_command(
+    out: Annotated[Path, typer.Option(help="predictions file to write (.jsonl)")],
+    dataset: DatasetOption = None,
+    dataset_format: DatasetFormatOption = DatasetFormat.chatledger,
+    resamples: ResamplesOption = 1000,
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """The no-model row: a rule-based extractor's predictions, written and scored."""
+    documents = load_documents(dataset, dataset_format)
+    predictions = baseline_predictions(documents)
+    write_predictions(predictions, out)
+    show(score_predictions(documents, predictions, n_resamples=resamples), output_format)
+
+
+@structbench_app.command("run")
+def run_command(
+    model: Annotated[str, typer.Option(help="model id, e.g. openai:gpt-5.2")],
+    strategy: Annotated[
+        str,
+        typer.Option(help="zero_shot, schema_in_prompt, one_shot, provider_schema or two_step"),
+    ],
+    out: Annotated[Path, typer.Option(help="predictions file to write (.jsonl)")],
+    dataset: DatasetOption = None,
+    dataset_format: DatasetFormatOption = DatasetFormat.chatledger,
+    limit: Annotated[int | None, typer.Option(min=1, help="only the first n documents")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="documents in flight")] = 4,
+    max_tokens: Annotated[int, typer.Option(min=1, help="per call")] = 2048,
+    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0)] = None,
+    budget_usd: Annotated[float | None, typer.Option(min=0.0, help="stop before passing")] = None,
+    reasks: Annotated[
+        int, typer.Option(min=0, help="schema re-asks per call (0 scores the first reply)")
+    ] = 0,
+    cache: Annotated[bool, typer.Option("--cache/--no-cache", help="on-disk call cache")] = True,
+    resamples: ResamplesOption = 1000,
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """Prompt a model with one strategy over the dataset; write raw outputs, then score them."""
+    from chatledger.providers import (
+        Budget,
+        CallSettings,
+        CompletionCache,
+        ProviderHub,
+        parse_model_id,
+    )
+    from chatledger.structbench import CallOptions, run_strategy, strategy_named
+
+    chosen = strategy_named(strategy)
+    documents = load_documents(dataset, dataset_format)
+    if limit is not None:
+        documents = documents[:limit]
+    parse_model_id(model)  # a bad id is one readable error before any work starts
+    options = CallOptions(model=model, max_tokens=max_tokens, temperature=temperature)
+
+    async def go(on_done: Callable[[], None]) -> RunOutcome:
+        hub = ProviderHub(
+            settings=CallSettings(concurrency=concurrency, max_reasks=reasks),
+            cache=CompletionCache() if cache else None,
+            budget=Budget(cap_usd=budget_usd),
+        )
+        async with hub:
+            return await run_strategy(
+                documents, chosen, hub, options, concurrency=concurrency, on_done=on_done
+            )
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())  # fmt: skip
+    with Progress(*columns, console=stderr, transient=True) as progress:
+        task = progress.add_task(f"{chosen.name} · {model}", total=len(documents))
+        outcome = asyncio.run(go(lambda: progress.advance(task)))
+    write_predictions(outcome.predictions, out)
+    if outcome.budget_stop:
+        stderr.print(f"[yellow]stopped:[/yellow] {escape(outcome.budget_stop)}", highlight=False)
+    if outcome.failures:
+        first_id, reason = next(iter(outcome.failures.items()))
+        stderr.print(
+            f"[yellow]note:[/yellow] {len(outcome.failures)} document(s) got no answer and "
+            f"score as missing (first: {escape(first_id)}: {escape(reason)})",
+            highlight=False,
+        )
+    show(score_predictions(documents, outcome.predictions, n_resamples=resamples), output_format)
