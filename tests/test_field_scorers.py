@@ -673,3 +673,11 @@ def test_negotiation_patterns_with_actor_resolution() -> None:
     assert resolved.score == pytest.approx(2 / 3)
     # Without the chunk no short name resolves: no pair is shared -> 0.
     assert field_score("negotiation_patterns", ref, pred).score == 0.0
+
+
+def test_link_with_a_bad_port_is_scored_not_crashed() -> None:
+    from chatledger.score import normalise_url
+
+    # urlsplit(...).port raises on these; the URL is kept as written (case-folded).
+    assert normalise_url("https://A.com:abc/x/") == "https://a.com:abc/x"
+    assert normalise_url("https://a.com:99999/x") == "https://a.com:99999/x"

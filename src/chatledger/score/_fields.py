@@ -215,7 +215,10 @@ def normalise_url(url: str) -> str:
     parts = urlsplit(raw)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower().removeprefix("www.")
-    port = parts.port  # a property that parses the netloc: read it once
+    try:
+        port = parts.port  # a property that parses the netloc: read it once
+    except ValueError:  # not a number or out of range: keep the URL's own spelling
+        return raw.casefold().rstrip("/")
     if port in (80, 443):
         port = None
     netloc = f"{host}:{port}" if port else host
