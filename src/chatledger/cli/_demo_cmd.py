@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
+from chatledger.cli._progress import progress_bar
 from chatledger.cli._run_cmd import print_run_result
 from chatledger.demo import DemoResult, run_demo
 
@@ -45,18 +45,7 @@ def demo_command(
         result = run_demo(out)
         emit_json(result.to_dict() | {"seconds": time.perf_counter() - started})
         return
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=stderr, transient=True) as progress:
-        task = progress.add_task("preparing corpus and challengers", total=None)
-
-        def update(description: str, done: int, total: int) -> None:
-            progress.update(task, description=description, completed=done, total=total)
-
+    with progress_bar("preparing corpus and challengers") as update:
         result = run_demo(out, on_progress=update)
     print_run_result(result.run)
     stdout.print(

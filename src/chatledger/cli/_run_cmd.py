@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
+from chatledger.cli._progress import progress_bar
 from chatledger.report import build_report
 from chatledger.runs import RunResult, compare_runs, execute_run, load_run_config
 
@@ -49,18 +49,7 @@ def run_with_progress(config: Path, out: Path, show: bool) -> RunResult:
     loaded = load_run_config(config)
     if not show:
         return execute_run(loaded, out)
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=stderr, transient=True) as progress:
-        task = progress.add_task("scoring", total=None)
-
-        def update(description: str, done: int, total: int) -> None:
-            progress.update(task, description=description, completed=done, total=total)
-
+    with progress_bar("scoring") as update:
         return execute_run(loaded, out, on_progress=update)
 
 

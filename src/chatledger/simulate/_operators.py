@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from chatledger.core import Chunk, ExtractionV3, Registry
+from chatledger.core import FIELDS_V3, Chunk, ExtractionV3, Registry
 
 TEXT_FIELDS: dict[str, str] = {
     "decisions": "text",
@@ -24,21 +24,9 @@ TEXT_FIELDS: dict[str, str] = {
     "qa_pairs": "question",
     "implicit_assumptions": "text",
 }
-LIST_FIELDS: tuple[str, ...] = (
-    "topics",
-    "entities",
-    "decisions",
-    "action_items",
-    "open_questions",
-    "claims",
-    "links",
-    "warnings",
-    "evidence_message_ids",
-    "qa_pairs",
-    "emotional_tone",
-    "conversation_phases",
-    "implicit_assumptions",
-    "negotiation_patterns",
+# Every field that holds a list of items (the rest: confidence, summary, emotional_arc).
+LIST_FIELDS: tuple[str, ...] = tuple(
+    f for f in FIELDS_V3 if f not in ("confidence", "summary", "emotional_arc")
 )
 
 
