@@ -8,14 +8,16 @@ from typing import Annotated
 import typer
 
 from chatledger.cli._app import app, stdout
-from chatledger.report import build_report
+from chatledger.report import build_report, build_structbench_report, run_task
 
 
 @app.command("report")
 def report_command(
     run_dir: Annotated[Path, typer.Argument(help="a run directory (with run.json)")],
 ) -> None:
-    """Rebuild the run's self-contained report.html and print its path."""
-    path = build_report(run_dir)
+    """Rebuild the run's self-contained report.html (conversation or structbench run) and
+    print its path."""
+    structbench = run_task(run_dir) == "structbench"
+    path = build_structbench_report(run_dir) if structbench else build_report(run_dir)
     # A path is data, not rich markup: "[...]" in a folder name must print as written.
     stdout.print(str(path), markup=False, highlight=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,15 +15,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
+from chatledger.report import REPORT_FILE, build_structbench_report
 from chatledger.structbench import (
     DEFAULT_SEED,
     Document,
+    Prediction,
+    PredictionFile,
     StructReport,
+    ValidatorCache,
     baseline_predictions,
     generate_documents,
+    load_prediction_file,
     read_dataset,
     read_original,
-    read_predictions,
     score_predictions,
     shipped_dataset_path,
     write_dataset,
@@ -30,7 +35,7 @@ from chatledger.structbench import (
 )
 
 if TYPE_CHECKING:
-    from chatledger.structbench import RunOutcome
+    from chatledger.structbench import RunOutcome, StructRun
 
 structbench_app = typer.Typer(
     help="Email → JSON extraction benchmark (LLMStructBench-style): generate, run, score.",
@@ -54,6 +59,12 @@ DatasetFormatOption = Annotated[
 ]
 ResamplesOption = Annotated[
     int, typer.Option("--resamples", min=0, help="bootstrap resamples for intervals (0: none)")
+]
+RunDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--run-dir", help="also write a run directory: run.json, scores.parquet, report.html"
+    ),
 ]
 
 
@@ -109,21 +120,107 @@ def show(report: StructReport, output_format: OutputFormat) -> None:
         print_report(summary)
 
 
+def show_files(
+    files: list[PredictionFile], reports: list[StructReport], output_format: OutputFormat
+) -> None:
+    """One file: exactly what ``score`` always printed. Several: a JSON list of
+    ``{"predictions": path, "summary": …}`` (or one table per file)."""
+    if len(reports) == 1:
+        show(reports[0], output_format)
+    elif output_format is OutputFormat.json:
+        emit_json(
+            [
+                {"predictions": str(f.path), "summary": r.to_dict()}
+                for f, r in zip(files, reports, strict=True)
+            ]
+        )
+    else:
+        for f, r in zip(files, reports, strict=True):
+            stdout.print(f"[bold]{escape(str(f.path))}[/bold]", highlight=False)
+            print_report(r.to_dict())
+
+
+def write_run_dir(
+    run_dir: Path,
+    documents: list[Document],
+    files: list[PredictionFile],
+    *,
+    dataset: Path | None,
+    dataset_format: DatasetFormat,
+    resamples: int,
+    seed: int,
+) -> StructRun:
+    """Score into a run directory and build its report."""
+    from chatledger.structbench import write_structbench_run
+
+    run = write_structbench_run(
+        run_dir,
+        documents,
+        files,
+        dataset_path=dataset if dataset is not None else shipped_dataset_path(),
+        dataset_format=dataset_format.value,
+        n_resamples=resamples,
+        seed=seed,
+        validators=ValidatorCache(),
+    )
+    build_structbench_report(run_dir)
+    return run
+
+
+def announce(run_dir: Path | None, output_format: OutputFormat) -> None:
+    """Where the run directory went, after the scores (on stderr when stdout is JSON)."""
+    if run_dir is None:
+        return
+    console = stderr if output_format is OutputFormat.json else stdout
+    report = run_dir / REPORT_FILE
+    console.print(f"run directory: {run_dir}\nreport: {report}", markup=False, highlight=False)
+
+
 @structbench_app.command("score")
 def score_command(
-    predictions: Annotated[Path, typer.Option(help="predictions (.jsonl): id, output, …")],
+    predictions: Annotated[
+        list[Path],
+        typer.Option(help="predictions (.jsonl): id, output, …; repeat for a leaderboard"),
+    ],
     dataset: DatasetOption = None,
     dataset_format: DatasetFormatOption = DatasetFormat.chatledger,
     resamples: ResamplesOption = 1000,
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "--run-dir",
+            help="write a run directory (run.json, scores.parquet, report.html): one row per "
+            "model × strategy",
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Score raw model outputs: DOC, MK, MV, WV (+ paper F1), by depth and strategy."""
     documents = load_documents(dataset, dataset_format)
-    report = score_predictions(
-        documents, read_predictions(predictions), n_resamples=resamples, seed=seed
-    )
-    show(report, output_format)
+    files = [load_prediction_file(p) for p in predictions]
+    if out is not None:
+        run = write_run_dir(
+            out,
+            documents,
+            files,
+            dataset=dataset,
+            dataset_format=dataset_format,
+            resamples=resamples,
+            seed=seed,
+        )
+        reports = [f.report for f in run.files]
+    else:
+        validators = ValidatorCache()
+        reports = [
+            score_predictions(
+                documents, f.predictions, validators=validators, n_resamples=resamples, seed=seed
+            )
+            for f in files
+        ]
+    show_files(files, reports, output_format)
+    announce(out, output_format)
 
 
 @structbench_app.command("generate")
@@ -156,13 +253,44 @@ def baseline_command(
     dataset: DatasetOption = None,
     dataset_format: DatasetFormatOption = DatasetFormat.chatledger,
     resamples: ResamplesOption = 1000,
+    run_dir: RunDirOption = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """The no-model row: a rule-based extractor's predictions, written and scored."""
     documents = load_documents(dataset, dataset_format)
     predictions = baseline_predictions(documents)
     write_predictions(predictions, out)
-    show(score_predictions(documents, predictions, n_resamples=resamples), output_format)
+    where = RunDirRequest(run_dir, dataset, dataset_format, resamples)
+    show(_scored(documents, out, predictions, where), output_format)
+    announce(run_dir, output_format)
+
+
+@dataclass(frozen=True)
+class RunDirRequest:
+    """``--run-dir`` of ``baseline`` and ``run``, and what writing it needs."""
+
+    run_dir: Path | None
+    dataset: Path | None
+    dataset_format: DatasetFormat
+    resamples: int
+
+
+def _scored(
+    documents: list[Document], written: Path, predictions: list[Prediction], where: RunDirRequest
+) -> StructReport:
+    """The predictions just written, scored — into a run directory when one is asked for."""
+    if where.run_dir is None:
+        return score_predictions(documents, predictions, n_resamples=where.resamples)
+    run = write_run_dir(
+        where.run_dir,
+        documents,
+        [load_prediction_file(written)],
+        dataset=where.dataset,
+        dataset_format=where.dataset_format,
+        resamples=where.resamples,
+        seed=0,
+    )
+    return run.files[0].report
 
 
 @structbench_app.command("run")
@@ -185,6 +313,7 @@ def run_command(
     ] = 0,
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="on-disk call cache")] = True,
     resamples: ResamplesOption = 1000,
+    run_dir: RunDirOption = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Prompt a model with one strategy over the dataset; write raw outputs, then score them."""
@@ -230,4 +359,6 @@ def run_command(
             f"score as missing (first: {escape(first_id)}: {escape(reason)})",
             highlight=False,
         )
-    show(score_predictions(documents, outcome.predictions, n_resamples=resamples), output_format)
+    where = RunDirRequest(run_dir, dataset, dataset_format, resamples)
+    show(_scored(documents, out, outcome.predictions, where), output_format)
+    announce(run_dir, output_format)

@@ -53,10 +53,11 @@ def _usd(value: float | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def _static(name: str) -> Markup:
-    """Our own CSS or JavaScript from the templates folder, inserted as is."""
-    text = resources.files("chatledger.report").joinpath("templates", name).read_text("utf-8")
-    return Markup(text)
+def _static(*names: str) -> Markup:
+    """Our own CSS or JavaScript from the templates folder, inserted as is (several files are
+    joined in order: one style or script element for all of them)."""
+    folder = resources.files("chatledger.report").joinpath("templates")
+    return Markup("\n".join(folder.joinpath(name).read_text("utf-8") for name in names))
 
 
 def _plotly_bundle() -> Markup:
@@ -141,7 +142,7 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "data_json": script_json(data),
         "bulk": packed_json(bulk),
         "css": _static("report.css"),
-        "js": _static("report.js"),
+        "js": _static("common.js", "report.js"),
         "plotly_js": _plotly_bundle(),
     }
 

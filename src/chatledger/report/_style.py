@@ -29,6 +29,25 @@ LABEL_COLOURS = {
     "misattributed": "#d9534f",
     "fabricated": "#8b1e3f",
 }
+# structbench output kinds, by family: no answer (greys), unparseable (reds), wrapped but
+# readable (yellows), a single JSON value that breaks the schema (purples).
+OUTPUT_KIND_COLOURS = {
+    "missing": "#7b8794",
+    "empty": "#b8c2cc",
+    "no_json": "#8b1e3f",
+    "truncated": "#d9534f",
+    "malformed": "#e8804a",
+    "surrounding_prose": "#f0a94b",
+    "fenced": "#f2d479",
+    "think_block": "#e6e0a3",
+    "wrong_type": "#3f2a6b",
+    "extra_keys": "#6b3fa0",
+    "missing_keys": "#8e6cc2",
+    "bad_enum": "#b39ddb",
+    "bad_format": "#d1c4e9",
+    "other_schema": "#c7b8d8",
+}
+CLEAN_COLOUR = "#59a14f"
 HOLDS_COLOUR = "#59a14f"
 BREAKS_COLOUR = "#d9d9d9"
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'

@@ -49,17 +49,20 @@ from chatledger.structbench._report import (
     micro_f1,
     score_predictions,
 )
+from chatledger.structbench._rows import PredictionFile, load_prediction_file
 from chatledger.structbench._validation import ValidatorCache
 from chatledger.structbench._values import normalise_text, values_match
 from chatledger.structbench._weights import default_weight, field_importance, resolve_weights
 
 if TYPE_CHECKING:
+    from chatledger.structbench._demo import StructbenchDemo, structbench_demo
     from chatledger.structbench._run import (
         RunOutcome,
         examples_by_schema,
         run_strategy,
         strategy_named,
     )
+    from chatledger.structbench._rundir import StructRun, write_structbench_run
     from chatledger.structbench._strategies import (
         STRATEGIES,
         CallOptions,
@@ -76,6 +79,11 @@ _LAZY = {
     "examples_by_schema": "_run",
     "run_strategy": "_run",
     "strategy_named": "_run",
+    # The run directory and the demo write parquet and the report: imported on first use.
+    "StructRun": "_rundir",
+    "write_structbench_run": "_rundir",
+    "StructbenchDemo": "_demo",
+    "structbench_demo": "_demo",
 }
 
 
@@ -108,10 +116,13 @@ __all__ = [
     "Example",
     "ParsedOutput",
     "Prediction",
+    "PredictionFile",
     "RunOutcome",
     "Strategy",
     "StrategyResult",
     "StructReport",
+    "StructRun",
+    "StructbenchDemo",
     "ValidatorCache",
     "baseline_predictions",
     "default_weight",
@@ -122,6 +133,7 @@ __all__ = [
     "flatten",
     "generate_document",
     "generate_documents",
+    "load_prediction_file",
     "micro_f1",
     "normalise_text",
     "original_to_document",
@@ -137,10 +149,12 @@ __all__ = [
     "shipped_dataset_path",
     "strategy_named",
     "strip_wrappers",
+    "structbench_demo",
     "value_depth",
     "value_in_text",
     "values_match",
     "values_missing_from_text",
     "write_dataset",
     "write_predictions",
+    "write_structbench_run",
 ]

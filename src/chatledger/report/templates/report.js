@@ -1,31 +1,14 @@
-/* ChatLedger report: draws the charts, the tabs and the chunk drill-down.
+/* ChatLedger conversation report: the judge chart's clicks, the downstream event lists and the
+ * chunk drill-down (common.js, which runs first, draws the charts, tabs and contents).
  * Text from conversations and model outputs is only ever written with textContent. */
-(function () {
+(function (shared) {
   "use strict";
-  var data = JSON.parse(document.getElementById("report-data").textContent);
-  var PLOT_CONFIG = {
-    responsive: true,
-    displaylogo: false,
-    modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"],
-    toImageButtonOptions: { format: "png", scale: 2 }
-  };
+  var data = shared.data;
+  var el = shared.el;
   var STATUS = ["match", "differs", "missed", "invented", "duplicate"];
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  /* Charts ------------------------------------------------------------------------------- */
-  function drawCharts() {
-    var nodes = document.querySelectorAll("[data-figure]");
-    Array.prototype.forEach.call(nodes, function (node) {
-      var fig = data.figures[node.getAttribute("data-figure")];
-      if (!fig) return;
-      Plotly.newPlot(node, fig.data, fig.layout || {}, PLOT_CONFIG);
-    });
+  /* The judge chart: a click on a chunk's dot opens that chunk -------------------------- */
+  function setupJudgeClicks() {
     var judges = document.querySelector('[data-figure="judge-distribution"]');
     if (judges && judges.on) {
       judges.on("plotly_click", function (event) {
@@ -35,43 +18,6 @@
         }
       });
     }
-  }
-
-  /* Tabs (downstream: one panel per challenger) ----------------------------------------- */
-  function setupTabs() {
-    Array.prototype.forEach.call(document.querySelectorAll(".tabs"), function (bar) {
-      var tabs = bar.querySelectorAll(".tab");
-      Array.prototype.forEach.call(tabs, function (tab) {
-        tab.addEventListener("click", function () {
-          Array.prototype.forEach.call(tabs, function (other) {
-            var selected = other === tab;
-            other.setAttribute("aria-selected", selected ? "true" : "false");
-            var panel = document.getElementById(other.getAttribute("data-tab"));
-            if (panel) panel.hidden = !selected;
-          });
-        });
-      });
-    });
-  }
-
-  /* Table of contents: highlight the section in view ------------------------------------ */
-  function setupToc() {
-    var links = document.querySelectorAll(".toc a[href^='#']");
-    if (!("IntersectionObserver" in window)) return;
-    var byId = {};
-    Array.prototype.forEach.call(links, function (a) { byId[a.getAttribute("href").slice(1)] = a; });
-    var observer = new IntersectionObserver(function (entries) {
-      entries.forEach(function (entry) {
-        if (!entry.isIntersecting) return;
-        Array.prototype.forEach.call(links, function (a) { a.classList.remove("active"); });
-        var link = byId[entry.target.id];
-        if (link) link.classList.add("active");
-      });
-    }, { rootMargin: "0px 0px -70% 0px" });
-    Object.keys(byId).forEach(function (id) {
-      var section = document.getElementById(id);
-      if (section) observer.observe(section);
-    });
   }
 
   /* Bulky data (drill-down, downstream events): gzip + base64, unpacked here -------------- */
@@ -344,13 +290,11 @@
     if (match) openChunk(Number(match[1]));
   }
 
-  setupTabs();
-  setupToc();
-  drawCharts();
+  setupJudgeClicks();
   unpack().then(function (bulk) {
     strings = bulk.s;
     drill = bulk.drill;
     setupEvents(bulk.events || []);
     setupDrill();
   }).catch(unpackFailed);
-})();
+})(ChatLedgerReport);

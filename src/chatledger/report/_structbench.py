@@ -1,0 +1,251 @@
+"""``build_structbench_report``: the self-contained HTML page of a structbench run directory.
+
+It reads only the run directory (``run.json`` and ``drilldown.json``), so a directory moved or
+shared keeps a rebuildable report. It shares the conversation report's look and machinery: the
+CSS, the chart/tab/contents script (common.js), plotly.js inlined once, the safe JSON embedding
+and the per-row colours. Everything from emails and model outputs reaches the page through
+Jinja's autoescaping (HTML) or ``script_json`` / ``plot_text`` (data and chart labels).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import plotly  # type: ignore[import-untyped, unused-ignore]
+
+from chatledger.core import InputError
+from chatledger.report import _structbench_charts as charts
+from chatledger.report._build import REPORT_FILE, _environment, _plotly_bundle, _static
+from chatledger.report._context import Estimate
+from chatledger.report._embed import script_json
+from chatledger.report._style import OUTPUT_KIND_COLOURS, model_colours
+from chatledger.runs import load_run_json
+
+STRUCTBENCH_TASK = "structbench"
+DRILLDOWN_FILE = "drilldown.json"
+# Output kinds in the order structbench counts them (OUTPUT_KINDS there); the report cannot
+# import structbench (it sits above the report), so it takes the order from the colour table.
+KIND_ORDER = tuple(OUTPUT_KIND_COLOURS)
+
+
+def run_task(run_dir: str | Path) -> str:
+    """``"structbench"`` or ``"conversation"`` (a run.json without ``task`` is a conversation
+    run, as every run directory was before structbench had one)."""
+    task = load_run_json(run_dir).get("task")
+    return str(task) if task else "conversation"
+
+
+@dataclass
+class StructRunFiles:
+    run_dir: Path
+    run: dict[str, Any]
+    drill: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Rows in leaderboard order (run.json keeps them so)."""
+        rows: list[dict[str, Any]] = self.run["models"]
+        return rows
+
+
+def load_structbench_run(run_dir: Path) -> StructRunFiles:
+    run = load_run_json(run_dir)
+    if run.get("task") != STRUCTBENCH_TASK:
+        raise InputError("not a structbench run directory (run.json task)", path=run_dir)
+    files = StructRunFiles(run_dir=run_dir, run=run)
+    drill_path = run_dir / DRILLDOWN_FILE
+    if drill_path.is_file():
+        files.drill = json.loads(drill_path.read_text(encoding="utf-8"))
+    else:
+        files.notes.append(f"{DRILLDOWN_FILE} is missing: the per-document drill-down is empty.")
+    return files
+
+
+def _estimate(row: dict[str, Any], metric: str) -> Estimate:
+    ci = (row.get("intervals") or {}).get(metric)
+    if not isinstance(ci, dict):
+        return Estimate(row.get(metric))
+    return Estimate(row.get(metric), ci.get("low"), ci.get("high"))
+
+
+def leaderboard(files: StructRunFiles, colours: dict[str, str]) -> list[dict[str, Any]]:
+    ranks = (files.run.get("rank_probabilities") or {}).get("rows") or {}
+    priced = any((r.get("usage") or {}).get("cost_usd", 0) > 0 for r in files.rows)
+    out = []
+    for rank, row in enumerate(files.rows, start=1):
+        usage = row.get("usage") or {}
+        probs = ranks.get(row["name"])
+        latency = usage.get("latency_per_document_s") or 0.0
+        n = int(row.get("n") or 0)
+        out.append(
+            {
+                "rank": rank,
+                "name": row["name"],
+                "colour": colours[row["name"]],
+                "metrics": {m: _estimate(row, m) for m in charts.METRICS},
+                "rank_probability": probs[rank - 1] if probs and len(probs) >= rank else None,
+                "n": n,
+                "missing": int((row.get("bad_output_counts") or {}).get("missing", 0)),
+                "clean_share": row.get("clean_outputs", 0) / n if n else None,
+                "cost_per_document": usage.get("cost_per_document_usd") if priced else None,
+                "latency_per_document": latency if latency > 0 else None,
+                "tokens_per_document": usage.get("tokens_per_document") or None,
+            }
+        )
+    return out
+
+
+def missing_parts(files: StructRunFiles) -> list[str]:
+    run, rows = files.run, files.rows
+    out = []
+    if not (run.get("settings") or {}).get("resamples"):
+        out.append("No statistics: intervals, paired differences and ranks were turned off.")
+    if len(rows) < 2:
+        out.append("One row only: paired differences and rank probabilities need two or more.")
+    if not any((r.get("usage") or {}).get("cost_usd", 0) > 0 for r in rows):
+        out.append("No cost data: no prediction reports a cost (offline baselines or no usage).")
+    for f in run.get("prediction_files") or []:
+        if f.get("unknown_ids"):
+            out.append(
+                f"{f['unknown_ids']} prediction(s) in {Path(f['path']).name} name documents "
+                "that are not in the dataset; they were ignored."
+            )
+    out.extend(files.notes)
+    return out
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _drill_view(view: dict[str, Any], texts: dict[str, Any]) -> dict[str, Any]:
+    doc = texts.get(view["id"]) or {}
+    parsed_state = (
+        "no output (missing)"
+        if view["output"] is None
+        else "one JSON value"
+        if view["single_value"]
+        else "a JSON object inside other text"
+        if view["parsed_ok"]
+        else "unparseable"
+    )
+    return {
+        "id": view["id"],
+        "depth": doc.get("depth"),
+        "scores": view["scores"],
+        "kinds": view["kinds"],
+        "input": doc.get("input", ""),
+        "schema": _pretty(doc.get("schema")),
+        "ground_truth": _pretty(doc.get("ground_truth")),
+        "output": view["output"],
+        "output_cut": view["output"] is not None and view["output_chars"] > len(view["output"]),
+        "output_chars": view["output_chars"],
+        "parsed": _pretty(view["parsed"]) if view["parsed_ok"] else None,
+        "parsed_state": parsed_state,
+        "schema_errors": view["schema_errors"],
+        "missed": [{**m, "expected": _compact(m["expected"])} for m in view["missed"]],
+        "wrong": [
+            {**w, "expected": _compact(w["expected"]), "got": _compact(w["got"])}
+            for w in view["wrong"]
+        ],
+        "extra": [{**e, "got": _compact(e["got"])} for e in view["extra"]],
+        "extra_count": view["extra_count"],
+    }
+
+
+def drill_rows(files: StructRunFiles) -> list[dict[str, Any]]:
+    if files.drill is None:
+        return []
+    texts = files.drill.get("documents") or {}
+    return [
+        {"name": r["name"], "documents": [_drill_view(v, texts) for v in r["documents"]]}
+        for r in files.drill.get("rows") or []
+    ]
+
+
+def structbench_context(files: StructRunFiles) -> dict[str, Any]:
+    """Everything the template needs (charts as figure dicts, tables as plain data)."""
+    run, rows = files.run, files.rows
+    names = [r["name"] for r in rows]
+    colours = model_colours(names)
+    cost_chart, frontier = charts.cost_quality(rows, colours)
+    strategy_chart, strategy_colours = charts.by_strategy(run.get("by_strategy") or {})
+    pairs = (run.get("paired_differences") or {}).get("pairs") or []
+    figures = {
+        "metrics": charts.metric_bars(rows, colours),
+        "depth": charts.by_depth(rows, colours),
+        "strategy": strategy_chart,
+        "kinds": charts.output_kinds(rows, list(KIND_ORDER)),
+        "cost-quality": cost_chart,
+        "pairs": charts.paired_forest(pairs),
+    }
+    kinds_present = [
+        k for k in KIND_ORDER if any((r.get("bad_output_counts") or {}).get(k) for r in rows)
+    ]
+    data = {
+        "figures": {k: c.figure for k, c in figures.items() if c.figure is not None},
+        "models": names,
+        "colours": [colours[n] for n in names],
+    }
+    settings = run.get("settings") or {}
+    board = leaderboard(files, colours)
+    return {
+        "meta": {
+            "name": run.get("name", "structbench"),
+            "version": run.get("chatledger_version") or "?",
+            "python": run.get("python") or "?",
+            "dataset": run.get("dataset") or {},
+            "n": run.get("n", 0),
+            "settings": settings,
+            "prediction_files": run.get("prediction_files") or [],
+            "timings": run.get("timings") or {},
+        },
+        "rows": rows,
+        "names": names,
+        "colours": colours,
+        "leaderboard": board,
+        "usage_columns": {
+            "cost": any(r["cost_per_document"] is not None for r in board),
+            "latency": any(r["latency_per_document"] is not None for r in board),
+            "tokens": any(r["tokens_per_document"] is not None for r in board),
+        },
+        "lacks": missing_parts(files),
+        "charts": figures,
+        "frontier": frontier,
+        "depths": sorted({int(d) for r in rows for d in r.get("by_depth") or {}}),
+        "by_strategy": run.get("by_strategy") or {},
+        "strategy_colours": strategy_colours,
+        "kinds": kinds_present,
+        "kind_colours": OUTPUT_KIND_COLOURS,
+        "pairs": [
+            {**p, "clear": p.get("low") is not None and (p["low"] > 0 or p["high"] < 0)}
+            for p in pairs
+        ],
+        "drill": drill_rows(files),
+        "plotly_version": plotly.__version__,
+        "data_json": script_json(data),
+        "css": _static("report.css", "structbench.css"),
+        "js": _static("common.js"),
+        "plotly_js": _plotly_bundle(),
+    }
+
+
+def render_structbench_report(run_dir: Path) -> str:
+    files = load_structbench_run(Path(run_dir))
+    template = _environment().get_template("structbench.html.j2")
+    return template.render(**structbench_context(files))
+
+
+def build_structbench_report(run_dir: str | Path) -> Path:
+    """Write ``run_dir/report.html`` for a structbench run directory and return its path."""
+    path = Path(run_dir) / REPORT_FILE
+    path.write_text(render_structbench_report(Path(run_dir)), encoding="utf-8")
+    return path
