@@ -58,3 +58,13 @@ def test_human_gold_uses_covered_fields_only(demo: tuple[Path, dict]) -> None:
     assert "emotional_arc" not in by_corpus["ami"]["fields"]
     for entry in by_corpus.values():
         assert 0.0 < entry["composite"] < 1.0
+
+
+def test_demo_includes_the_structbench_baseline(demo: tuple[Path, dict]) -> None:
+    _, data = demo
+    summary = data["structbench"]
+    assert summary["n"] == 1000
+    row = summary["leaderboard"][0]
+    # An honest floor: neither trivial nor perfect (figures in docs/structbench.md).
+    assert 0.5 < row["DOC"] < 0.9 and 0.6 < row["WV"] < 0.95
+    assert Path(summary["report"]).is_file()

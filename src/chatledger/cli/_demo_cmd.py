@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -31,6 +31,20 @@ def human_table(result: DemoResult) -> Table:
     return table
 
 
+def structbench_line(summary: dict[str, Any]) -> str:
+    rows = summary.get("leaderboard") or []
+    if not rows:
+        return "structbench: no rows"
+    top = rows[0]
+    metrics = "  ".join(
+        f"{k} {top[k]:.3f}" for k in ("DOC", "MK", "MV", "WV") if isinstance(top.get(k), float)
+    )
+    return (
+        f"structbench (email → JSON, {summary.get('n', '?')} documents, offline rule baseline): "
+        f"{metrics}; report: {summary.get('report')}"
+    )
+
+
 @app.command("demo")
 def demo_command(
     out: Annotated[Path, typer.Option("--out", help="folder for the demo's files")] = (
@@ -55,4 +69,5 @@ def demo_command(
     stdout.print(human_table(result))
     if result.report is not None:
         stdout.print(f"report: {result.report}")
+    stdout.print(structbench_line(result.structbench))
     stdout.print(f"demo finished in {time.perf_counter() - started:.1f} s")

@@ -22,6 +22,7 @@ from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
 from chatledger.score import ScoringConfig, score_records
 from chatledger.simulate import OPERATORS, simulate_records, write_records
+from chatledger.structbench import structbench_demo
 
 SEVERITIES: tuple[tuple[str, float], ...] = (("light", 0.1), ("medium", 0.3), ("heavy", 0.6))
 OFFLINE_EXTRACTOR = "offline:rules"
@@ -40,11 +41,13 @@ class DemoResult:
     run: RunResult
     human: list[HumanAgreement] = field(default_factory=list)
     report: Path | None = None
+    structbench: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run": str(self.run.out_dir),
             "report": str(self.report) if self.report else None,
+            "structbench": self.structbench,
             "leaderboard": [m.to_dict() for m in self.run.leaderboard()],
             "layer_weights_used": self.run.layer_weights_used,
             "renormalisation": self.run.renormalisation_note,
@@ -127,4 +130,7 @@ def run_demo(
     run = execute_run(load_run_config(config_path), out_dir / "run", on_progress=on_progress)
     result = DemoResult(run=run, human=human_agreement(out_dir))
     result.report = build_report(run.out_dir)
+    if on_progress:
+        on_progress("structbench: offline baseline on 1,000 emails", 0, 1)
+    result.structbench = structbench_demo(out_dir / "structbench").to_dict()
     return result
