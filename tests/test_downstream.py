@@ -591,9 +591,20 @@ def test_flipping_polarities_never_raises(per_chunk: list[Any], data: st.DataObj
     if not any(any(fl) for fl in flips):
         assert value == 1.0
     elif all(all(fl) for fl in flips):
-        # flipping every claim maps each polarity change onto one in the opposite direction
-        # (pro↔con is a bijection), so every event survives with another direction → 0
-        assert value == (0.0 if n_ref else 1.0)
+        # Flipping every claim is a relabelling (pro↔con, neutral fixed): the challenger's drift
+        # events are exactly the reference's with both polarities relabelled. (Agreement itself
+        # can stay 1.0: pro→con→pro flipped is con→pro→con, the same two directions.)
+        def key(e: Any) -> tuple[str, ...]:
+            return (e.chunk_id, e.speaker, e.subject, e.from_polarity, e.to_polarity)
+
+        ref_events = DriftConsumer().build(build_conversations(CHUNKS4, ref)).events
+        chal_events = DriftConsumer().build(build_conversations(CHUNKS4, chal)).events
+        relabelled = sorted(
+            (e.chunk_id, e.speaker, e.subject, FLIP[e.from_polarity], FLIP[e.to_polarity])
+            for e in ref_events
+        )
+        assert sorted(key(e) for e in chal_events) == relabelled
+        assert len(ref_events) == n_ref
 
 
 def test_flipping_a_constructed_case_lowers_drift() -> None:

@@ -2,7 +2,13 @@
 messages wire formats, for testing the providers over real HTTP.
 
 Each test queues the responses it wants per path; the server answers requests in order, records
-what it received (path, headers, JSON body) and how many requests were in flight at once.
+what it received (path, headers, JSON body) and how many requests were in flight at once. A
+path can also have a standing reply (``always``), used once its queue is empty — typically a
+callable that answers from the request body, for runs of many calls.
+
+Run as a script (``python tests/fakes/llm_server.py --delay 0.2``) it serves a fixed reply on
+both paths from its own process and prints its URL — what the provider benchmark measures
+against, so the server's threads do not share the client's interpreter lock.
 """
 
 from __future__ import annotations
@@ -37,18 +43,28 @@ class Received:
     at: float
 
 
+class _Server(ThreadingHTTPServer):
+    # One thread per connection; a listen backlog well above the concurrency any test or
+    # benchmark uses (the default of 5 drops connections when 32 clients open at once, and the
+    # client's SYN retry then costs a whole second).
+    request_queue_size = 256
+    daemon_threads = True
+    block_on_close = False
+
+
 class FakeLLMServer:
     """``with FakeLLMServer() as server:`` then point a provider at ``server.url``."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
+        self._standing: dict[str, Reply] = {}
         self.requests: list[Received] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError("the fake server only listens on the loopback interface")
+        self._httpd = _Server((host, port), self._handler_class())
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -61,6 +77,11 @@ class FakeLLMServer:
     def script(self, path: str, *replies: Reply) -> None:
         with self._lock:
             self._scripts[path].extend(replies)
+
+    def always(self, path: str, reply: Reply) -> None:
+        """Answer ``path`` with ``reply`` whenever its queue is empty."""
+        with self._lock:
+            self._standing[path] = reply
 
     def calls(self, path: str | None = None) -> int:
         return sum(1 for r in self.requests if path is None or r.path == path)
@@ -87,6 +108,9 @@ class FakeLLMServer:
             queue = self._scripts.get(path)
             if queue:
                 return queue.popleft()
+            standing = self._standing.get(path)
+            if standing is not None:
+                return standing
         return Reply(status=500, body={"error": {"message": f"nothing scripted for {path}"}})
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -94,6 +118,9 @@ class FakeLLMServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle's algorithm on, the body waits
+            # for the client's delayed ACK of the headers — 40 ms added to every call.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 return  # keep test output quiet
@@ -197,3 +224,28 @@ def anthropic_body(
 def error_body(message: str, kind: str = "error") -> dict[str, Any]:
     """An error body both SDKs can read."""
     return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _serve_fixed(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds per reply")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = FakeLLMServer(port=args.port)
+    server.always(OPENAI_PATH, Reply(body=openai_body("{}"), delay_s=args.delay))
+    server.always(ANTHROPIC_PATH, Reply(body=anthropic_body(text="{}"), delay_s=args.delay))
+    # Nothing is recorded per request here: a long benchmark would only grow the list.
+    server.requests = _Discard()
+    print(server.url, flush=True)
+    server._httpd.serve_forever(poll_interval=0.05)
+
+
+class _Discard(list[Received]):
+    def append(self, item: Received) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    _serve_fixed()

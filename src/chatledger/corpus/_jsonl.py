@@ -7,6 +7,7 @@ invalid extraction of its chunk (and counted), never dropped and never a crash.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from chatledger.core import (
 )
 
 _CHUNK_ID = re.compile(r'"chunk_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_SAMPLE = re.compile(r'"sample"\s*:\s*([0-9]+)')
 
 
 def _loc(loc: tuple[int | str, ...], prefix: str = "") -> str:
@@ -93,12 +95,26 @@ def read_chunks(path: str | Path) -> list[Chunk]:
 
 @dataclass
 class ExtractionFile:
-    """All records of one extraction file, keyed by chunk id, plus what could not be attributed."""
+    """All records of one extraction file, keyed by chunk id, plus what could not be attributed.
+
+    ``records`` are sample 0 (a line without ``"sample"`` is sample 0): what is scored.
+    ``samples`` holds the repeats of a repeat-variance run, ``{sample: {chunk_id: record}}``.
+    """
 
     path: str
     model: str
     records: dict[str, ExtractionRecord] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    samples: dict[int, dict[str, ExtractionRecord]] = field(default_factory=dict)
+
+    def sample_records(self, sample: int) -> dict[str, ExtractionRecord]:
+        """The records of one sample (0: :attr:`records`)."""
+        return self.records if sample == 0 else self.samples.get(sample, {})
+
+    @property
+    def sample_count(self) -> int:
+        """1 + the highest sample index in the file."""
+        return 1 + max(self.samples, default=0)
 
     def get(self, chunk_id: str) -> ExtractionRecord:
         record = self.records.get(chunk_id)
@@ -113,24 +129,41 @@ def parse_extraction_line(
     text: str, *, path: str, line: int, vocabulary: Vocabulary | None = None
 ) -> tuple[ExtractionRecord | None, Problem | None]:
     """Parse one line into (record, problem); the record is None when no chunk id is known."""
+    record, problem, _sample = _parse_line(text, path=path, line=line, vocabulary=vocabulary)
+    return record, problem
+
+
+def _parse_line(
+    text: str, *, path: str, line: int, vocabulary: Vocabulary | None = None
+) -> tuple[ExtractionRecord | None, Problem | None, int]:
+    """(record, problem, sample index) of one line."""
     context = {"vocabulary": vocabulary} if vocabulary is not None else None
+    # An invalid line keeps what it cost, so a model's failures are not free in the totals.
+    line_usage = Usage()
+    sample = 0
 
     def invalid(
         chunk_id: str | None, model: str, where: str, msg: str
-    ) -> tuple[ExtractionRecord | None, Problem]:
+    ) -> tuple[ExtractionRecord | None, Problem, int]:
         problem = Problem(path=path, line=line, field=where, message=msg)
         if chunk_id is None:
-            return None, problem
+            return None, problem, sample
         record = ExtractionRecord(
-            chunk_id=chunk_id, model=model, status=RecordStatus.INVALID, problems=(problem,)
+            chunk_id=chunk_id,
+            model=model,
+            status=RecordStatus.INVALID,
+            usage=line_usage,
+            problems=(problem,),
         )
-        return record, problem
+        return record, problem, sample
 
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError as exc:
         match = _CHUNK_ID.search(text)
         chunk_id = json.loads(f'"{match.group(1)}"') if match else None
+        sample_match = _SAMPLE.search(text)
+        sample = int(sample_match.group(1)) if sample_match else 0
         return invalid(chunk_id, "", "", f"not valid JSON ({exc.msg})")
     if not isinstance(data, dict):
         return invalid(None, "", "", "expected a JSON object")
@@ -139,9 +172,17 @@ def parse_extraction_line(
         return invalid(None, "", "chunk_id", "missing or not a string")
     model = data.get("model") if isinstance(data.get("model"), str) else ""
     assert isinstance(model, str)
+    raw_sample = data.get("sample", 0)
+    if isinstance(raw_sample, bool) or not isinstance(raw_sample, int) or raw_sample < 0:
+        return invalid(None, model, "sample", "must be an integer >= 0")
+    sample = raw_sample
+    with contextlib.suppress(ValidationError):
+        line_usage = Usage.model_validate(data.get("usage") or {})
     if "extraction" not in data:
         return invalid(chunk_id, model, "extraction", "missing")
     raw = data["extraction"]
+    if raw is None and isinstance(data.get("error"), str):
+        return invalid(chunk_id, model, "extraction", f"no valid extraction: {data['error']}")
     if not isinstance(raw, dict):
         return invalid(chunk_id, model, "extraction", "expected a JSON object")
     try:
@@ -168,7 +209,7 @@ def parse_extraction_line(
         usage=usage,
         covers=tuple(covers) if covers is not None else None,
     )
-    return record, None
+    return record, None, sample
 
 
 def read_extractions(path: str | Path, *, vocabulary: Vocabulary | None = None) -> ExtractionFile:
@@ -180,30 +221,35 @@ def read_extractions(path: str | Path, *, vocabulary: Vocabulary | None = None) 
         else None
     )
     result = ExtractionFile(path=str(path), model="")
-    first_line: dict[str, int] = {}
+    first_line: dict[tuple[str, int], int] = {}
     for number, text in _lines(path):
-        record, problem = parse_extraction_line(text, path=str(path), line=number, vocabulary=vocab)
+        record, problem, sample = _parse_line(text, path=str(path), line=number, vocabulary=vocab)
         if problem is not None:
             result.problems.append(problem)
         if record is None:
             continue
         if not result.model and record.model:
             result.model = record.model
-        if record.chunk_id in first_line:
+        key = (record.chunk_id, sample)
+        if key in first_line:
+            which = f" sample {sample}" if sample else ""
             result.problems.append(
                 Problem(
                     path=str(path),
                     line=number,
                     field="chunk_id",
                     message=(
-                        f"duplicate chunk_id {record.chunk_id!r} ignored "
-                        f"(first on line {first_line[record.chunk_id]})"
+                        f"duplicate chunk_id {record.chunk_id!r}{which} ignored "
+                        f"(first on line {first_line[key]})"
                     ),
                 )
             )
             continue
-        first_line[record.chunk_id] = number
-        result.records[record.chunk_id] = record
+        first_line[key] = number
+        if sample == 0:
+            result.records[record.chunk_id] = record
+        else:
+            result.samples.setdefault(sample, {})[record.chunk_id] = record
     if not result.model:
         result.model = path.stem
     return result

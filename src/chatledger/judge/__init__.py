@@ -3,6 +3,16 @@
 from chatledger.judge._base import Judge
 from chatledger.judge._grounding import JUDGES, GroundingJudge
 from chatledger.judge._items import JUDGED_FIELDS, JudgedItem, judged_items, render_conversation
+from chatledger.judge._llm import (
+    JUDGE_SYSTEM,
+    MODEL_JUDGES,
+    JudgeUsage,
+    LLMJudge,
+    LLMJudgeOptions,
+    ModelJudgeFactory,
+    judge_prompt,
+    verdict_output_schema,
+)
 from chatledger.judge._panel import (
     SCORE_NAMES,
     ChunkJudgement,
@@ -17,17 +27,25 @@ __all__ = [
     "ISSUE_LABELS",
     "JUDGED_FIELDS",
     "JUDGES",
+    "JUDGE_SYSTEM",
+    "MODEL_JUDGES",
     "SCORE_NAMES",
     "ChunkJudgement",
     "GroundingJudge",
     "ItemVerdict",
     "Judge",
+    "JudgeUsage",
     "JudgedItem",
+    "LLMJudge",
+    "LLMJudgeOptions",
+    "ModelJudgeFactory",
     "Verdict",
     "aggregate_chunk",
     "cohens_kappa",
+    "judge_prompt",
     "judged_items",
     "majority_label",
     "panel_agreement",
     "render_conversation",
+    "verdict_output_schema",
 ]

@@ -258,10 +258,14 @@ class ManagedProvider(Provider):
                     self.budget.record_cached()
                 tally.add(reply, cached=True)
                 return reply
-        reservation = self._reserve(call)
+        # Reserve the budget only once a concurrency slot is ours: reserving for every queued
+        # call at once would refuse calls far below the cap.
+        reservation: Reservation | None = None
         started = time.perf_counter()
         try:
             async with self.gate.slot():
+                reservation = self._reserve(call)
+                started = time.perf_counter()
                 reply = await call_with_retries(
                     lambda: self._send(call),
                     settings=self.settings,

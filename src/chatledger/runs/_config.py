@@ -14,6 +14,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from chatledger.core import InputError
+from chatledger.extraction import DEFAULT_MAX_TOKENS, PROMPT_STYLES
+from chatledger.providers import parse_model_id
 from chatledger.runs._stats import StatsOptions
 
 LAYERS = ("extraction", "judge", "downstream")
@@ -22,17 +24,44 @@ TOLERANCE = 1e-6
 
 
 class ModelSource(BaseModel):
-    """One side of the comparison: an extraction file (and the name it shows under)."""
+    """One side of the comparison: an extraction file, or a model that the run asks to extract
+    the chunks (``{model: ID, prompt_style?, samples?}``), and the name it shows under."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    file: str
+    file: str | None = None
+    model: str | None = None
     name: str | None = None
+    prompt_style: str = "plain"
+    samples: int = Field(default=1, ge=1)
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
 
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, value: Any) -> Any:
         return {"file": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _file_or_model(self) -> ModelSource:
+        if (self.file is None) == (self.model is None):
+            raise ValueError("give either 'file' (an extraction file) or 'model' (a model id)")
+        if self.model is not None:
+            parse_model_id(self.model)
+            if self.prompt_style not in PROMPT_STYLES:
+                known = ", ".join(PROMPT_STYLES.names())
+                raise ValueError(f"unknown prompt style {self.prompt_style!r} (known: {known})")
+        else:
+            extract_only = {"prompt_style", "samples", "max_tokens", "temperature"}
+            given = sorted(extract_only & self.model_fields_set)
+            if given:
+                raise ValueError(f"{', '.join(given)} only apply to a 'model' source")
+        return self
+
+    @property
+    def label(self) -> str | None:
+        """The name configured, else the model id (a file's name comes from its lines)."""
+        return self.name or self.model
 
 
 class JudgeSpec(BaseModel):
@@ -47,7 +76,11 @@ class JudgeSpec(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, value: Any) -> Any:
-        return {"name": value} if isinstance(value, str) else value
+        if isinstance(value, str):
+            return {"name": value}
+        if isinstance(value, dict) and "name" not in value and isinstance(value.get("model"), str):
+            return {**value, "name": value["model"]}  # a model judge is named by its id
+        return value
 
 
 class Weights(BaseModel):
@@ -107,6 +140,13 @@ class RunConfig(BaseModel):
     gold: ModelSource | None = None
     stats: StatsOptions = Field(default_factory=StatsOptions)
     seed: int = 0
+    # Model calls (extraction by 'model' sources, model judges): a spending cap for the whole
+    # run, where the call cache lives (default: $CHATLEDGER_CACHE_DIR or the user cache), calls
+    # in flight per endpoint, and prices (a file, or an inline mapping) added to the built-in.
+    budget_usd: float | None = Field(default=None, ge=0.0)
+    cache_dir: str | None = None
+    concurrency: int | None = Field(default=None, ge=1)
+    prices: str | dict[str, Any] | None = None
 
     @field_validator("layers")
     @classmethod
@@ -126,7 +166,17 @@ class RunConfig(BaseModel):
         names = [j.name for j in self.judges]
         if len(set(names)) != len(names):
             raise ValueError("two judges share a name; give each a unique 'name'")
+        if self.gold is not None and self.gold.file is None:
+            raise ValueError("gold must be an extraction file")
         return self
+
+    @property
+    def calls_models(self) -> bool:
+        """Whether the run asks any model for anything (so it needs the provider layer)."""
+        sources = [self.reference, *self.challengers]
+        return any(s.model is not None for s in sources) or any(
+            j.model is not None for j in self.judges
+        )
 
 
 def resolve_inside(base: Path, raw: str, *, what: str, config_path: Path) -> Path:
@@ -153,9 +203,12 @@ class LoadedRunConfig(BaseModel):
     config: RunConfig
     path: Path
     chunks: Path
-    reference: Path
-    challengers: list[Path]
+    # None for a 'model' source: its file is written into the run directory by the run.
+    reference: Path | None
+    challengers: list[Path | None]
     gold: Path | None = None
+    cache_dir: Path | None = None
+    prices_file: Path | None = None
 
 
 def load_run_config(path: str | Path) -> LoadedRunConfig:
@@ -180,22 +233,31 @@ def load_run_config(path: str | Path) -> LoadedRunConfig:
         raise InputError(msg, path=path, field=where or None) from None
     base = path.parent
     chunks = resolve_inside(base, config.chunks, what="chunks", config_path=path)
-    reference = resolve_inside(base, config.reference.file, what="reference", config_path=path)
+    reference = _source_file(base, config.reference, what="reference", config_path=path)
     challengers = [
-        resolve_inside(base, c.file, what=f"challengers.{i}.file", config_path=path)
+        _source_file(base, c, what=f"challengers.{i}.file", config_path=path)
         for i, c in enumerate(config.challengers)
     ]
     gold = (
-        resolve_inside(base, config.gold.file, what="gold", config_path=path)
+        _source_file(base, config.gold, what="gold", config_path=path)
         if config.gold is not None
         else None
     )
-    checks = [("chunks", chunks), ("reference", reference)]
+    cache_dir = (
+        resolve_inside(base, config.cache_dir, what="cache_dir", config_path=path)
+        if config.cache_dir is not None
+        else None
+    )
+    prices_file = (
+        resolve_inside(base, config.prices, what="prices", config_path=path)
+        if isinstance(config.prices, str)
+        else None
+    )
+    checks: list[tuple[str, Path | None]] = [("chunks", chunks), ("reference", reference)]
     checks += [(f"challengers.{i}.file", c) for i, c in enumerate(challengers)]
-    if gold is not None:
-        checks.append(("gold", gold))
+    checks += [("gold", gold), ("prices", prices_file)]
     for what, p in checks:
-        if not p.is_file():
+        if p is not None and not p.is_file():
             raise InputError(f"file not found: {p}", path=path, field=what)
     return LoadedRunConfig(
         config=config,
@@ -204,4 +266,12 @@ def load_run_config(path: str | Path) -> LoadedRunConfig:
         reference=reference,
         challengers=challengers,
         gold=gold,
+        cache_dir=cache_dir,
+        prices_file=prices_file,
     )
+
+
+def _source_file(base: Path, source: ModelSource, *, what: str, config_path: Path) -> Path | None:
+    if source.file is None:
+        return None
+    return resolve_inside(base, source.file, what=what, config_path=config_path)

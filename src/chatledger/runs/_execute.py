@@ -22,9 +22,16 @@ from pydantic import ValidationError
 from chatledger.core import Chunk, ExtractionRecord, InputError, RecordStatus
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.downstream import DownstreamReport, run_downstream
-from chatledger.judge import JUDGES, Judge
+from chatledger.judge import JUDGES, MODEL_JUDGES, Judge
+from chatledger.providers import Provider, ProviderHub
 from chatledger.runs._config import LoadedRunConfig, RunConfig
 from chatledger.runs._judging import JudgeLayerResult, judge_challenger, judge_rows
+from chatledger.runs._models import (
+    ModelCalls,
+    plan_extractions,
+    run_extractions,
+    sample_variance,
+)
 from chatledger.runs._stats import FloatArray, ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
 from chatledger.score import ScoreReport, ScoringConfig
@@ -114,14 +121,31 @@ def overall_composite(layers: dict[str, float], weights: dict[str, float]) -> fl
 
 
 def _usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
+    """Tokens, dollars and latency of the scored extractions (sample 0), invalid ones included.
+
+    A line replayed from the call cache (``usage.cached``) took no model time: latency per chunk
+    is the mean over the lines that were really called, and they are counted apart.
+    """
     totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "latency_s": 0.0}
+    live = cached = 0
     for record in source.records.values():
         totals["input_tokens"] += record.usage.input_tokens
         totals["output_tokens"] += record.usage.output_tokens
         totals["cost_usd"] += record.usage.cost_usd
-        totals["latency_s"] += record.usage.latency_s
+        if (record.usage.model_extra or {}).get("cached") is True:
+            cached += 1
+        else:
+            live += 1
+            totals["latency_s"] += record.usage.latency_s
     totals["cost_per_chunk_usd"] = totals["cost_usd"] / n_chunks if n_chunks else 0.0
-    totals["latency_per_chunk_s"] = totals["latency_s"] / n_chunks if n_chunks else 0.0
+    totals["latency_per_chunk_s"] = totals["latency_s"] / live if live else 0.0
+    totals["cached_chunks"] = float(cached)
+    extra = [r for sample in source.samples.values() for r in sample.values()]
+    if extra:
+        totals["repeat_samples_cost_usd"] = sum(r.usage.cost_usd for r in extra)
+        totals["repeat_samples_tokens"] = float(
+            sum(r.usage.input_tokens + r.usage.output_tokens for r in extra)
+        )
     return totals
 
 
@@ -163,24 +187,74 @@ def _model_name(source: ExtractionFile, configured: str | None) -> str:
 
 
 def execute_run(
-    loaded: LoadedRunConfig, out_dir: Path, on_progress: ProgressCallback | None = None
+    loaded: LoadedRunConfig,
+    out_dir: Path,
+    on_progress: ProgressCallback | None = None,
+    *,
+    hub: ProviderHub | None = None,
 ) -> RunResult:
-    """Run every configured layer for every challenger and write the run directory."""
+    """Run every configured layer for every challenger and write the run directory.
+
+    Sources that name a model are extracted first (see ``runs._models``); ``hub`` replaces the
+    provider hub the run would build from its config (cache, budget, prices, concurrency).
+    """
+    calls = ModelCalls.for_run(loaded, hub) if loaded.config.calls_models else None
+    try:
+        return _execute(loaded, out_dir, on_progress, calls)
+    finally:
+        if calls is not None:
+            calls.close()
+
+
+def _execute(
+    loaded: LoadedRunConfig,
+    out_dir: Path,
+    on_progress: ProgressCallback | None,
+    calls: ModelCalls | None,
+) -> RunResult:
     config = loaded.config
-    judges = build_judges(loaded) if "judge" in config.layers else []
+    judges = (
+        build_judges(loaded, calls.hub if calls is not None else None)
+        if "judge" in config.layers
+        else []
+    )
     started = time.perf_counter()
     scoring = _scoring_config(loaded)
     chunks = read_chunks(loaded.chunks)
-    reference = read_extractions(loaded.reference)
-    reference_name = _model_name(reference, config.reference.name)
-    weights_used, note = layer_weights_used(config.weights.layers, list(config.layers))
+    planned = plan_extractions(loaded, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    if calls is not None:
+        run_extractions(planned, chunks, calls, on_progress)
+    extract_s = time.perf_counter() - t0
+    written = {plan.where: plan.path for plan in planned}
+    reference_path = loaded.reference or written["reference"]
+    challenger_paths = [
+        path or written[f"challengers.{i}"] for i, path in enumerate(loaded.challengers)
+    ]
+    reference = read_extractions(reference_path)
+    reference_name = _model_name(reference, config.reference.label)
+    weights_used, note = layer_weights_used(config.weights.layers, list(config.layers))
     timings: dict[str, float] = {"extraction_s": 0.0, "judge_s": 0.0, "downstream_s": 0.0}
+    if planned:
+        timings["model_extraction_s"] = extract_s
+    # Repeat variance for every file holding repeated samples (a model source with samples > 1,
+    # or a file from `chatledger extract --samples n`).
+    variance: dict[str, Any] = {}
+    if reference.sample_count > 1:
+        variance[reference_name] = sample_variance(
+            reference,
+            reference.records,
+            chunks,
+            scoring,
+            samples=range(1, reference.sample_count),
+            against_label="its own sample 0",
+        )
     models: list[ModelSummary] = []
     downstream_out: dict[str, Any] = {}
     seen: set[str] = {reference_name}
     series: list[ModelSeries] = []
-    steps = len(loaded.challengers) * len(config.layers)
+    steps = len(challenger_paths) * len(config.layers)
     done = 0
     judgements_path = out_dir / "judgements.jsonl"
     judgements_path.unlink(missing_ok=True)
@@ -188,9 +262,9 @@ def execute_run(
         ScoreTableWriter(out_dir / "scores.parquet") as writer,
         judgements_path.open("w", encoding="utf-8") as judgements,
     ):
-        for index, path in enumerate(loaded.challengers):
+        for index, path in enumerate(challenger_paths):
             source = read_extractions(path)
-            name = _model_name(source, config.challengers[index].name)
+            name = _model_name(source, config.challengers[index].label)
             if name in seen:
                 raise InputError(
                     f"model name {name!r} is used twice; give each challenger a unique 'name'",
@@ -201,6 +275,15 @@ def execute_run(
             summary, rows, downstream = _score_challenger(
                 name, source, reference, chunks, scoring, loaded, timings
             )
+            if source.sample_count > 1:
+                variance[name] = sample_variance(
+                    source,
+                    reference.records,
+                    chunks,
+                    scoring,
+                    samples=range(source.sample_count),
+                    against_label="the reference",
+                )
             model_series = _series_from_rows(name, chunks, rows, summary)
             if judges:
                 t0 = time.perf_counter()
@@ -233,6 +316,8 @@ def execute_run(
         t0 = time.perf_counter()
         stats = compute_run_stats(series, weights_used, scoring.weights, config.stats, config.seed)
         writer.write(stats_rows(stats))
+        if variance:
+            stats["repeat_variance"] = variance
         timings["stats_s"] = time.perf_counter() - t0
     gold = _gold_divergence(loaded, chunks, scoring, reference, config, models)
     timings["total_s"] = time.perf_counter() - started
@@ -250,8 +335,22 @@ def execute_run(
     )
     downstream_json = {"reference": reference_name, "models": downstream_out}
     _write_json(out_dir / "downstream.json", downstream_json)
-    _write_json(out_dir / "run.json", _run_json(result, loaded, reference, len(chunks)))
+    run_json = _run_json(result, loaded, reference, len(chunks))
+    run_json["reference"]["model"] = config.reference.model
+    run_json["reference"]["usage"] = _usage_totals(reference, len(chunks))
+    run_json["judges"] = [_judge_entry(judge) for judge in judges]
+    run_json["model_calls"] = calls.to_dict() if calls is not None else None
+    _write_json(out_dir / "run.json", run_json)
     return result
+
+
+def _judge_entry(judge: Judge) -> dict[str, Any]:
+    """A judge's spec, and for a model judge what it cost."""
+    entry: dict[str, Any] = dict(judge.describe())
+    usage = getattr(judge, "usage", None)
+    if callable(usage):
+        entry["usage"] = usage()
+    return entry
 
 
 def _series_from_rows(
@@ -337,20 +436,28 @@ def _gold_divergence(
     models = {
         model.name: against_gold(read_extractions(model.file), model.name) for model in challengers
     }
-    ref = against_gold(reference, config.reference.name or reference.model)
+    ref = against_gold(reference, config.reference.label or reference.model)
     return {"gold": gold_name, "reference": ref, "models": models}
 
 
-def build_judges(loaded: LoadedRunConfig) -> list[Judge]:
-    """The panel of the config, each judge rebuilt by name from its spec."""
+def build_judges(loaded: LoadedRunConfig, hub: Provider | None = None) -> list[Judge]:
+    """The panel of the config, each judge rebuilt by name from its spec; a spec with a
+    ``model`` becomes a model judge (``options.kind``, default ``llm``) calling through ``hub``."""
     judges: list[Judge] = []
     for index, spec in enumerate(loaded.config.judges):
         if spec.model is not None:
-            raise InputError(
-                "language-model judges need the provider layer; use an offline judge",
-                path=loaded.path,
-                field=f"judges.{index}.model",
-            )
+            options = dict(spec.options)
+            kind = str(options.pop("kind", "llm"))
+            try:
+                factory = MODEL_JUDGES.get(kind)
+                judges.append(factory(spec.name, spec.model, options, hub))
+            except KeyError as exc:
+                raise InputError(
+                    str(exc.args[0]), path=loaded.path, field=f"judges.{index}.options.kind"
+                ) from None
+            except ValueError as exc:
+                raise InputError(str(exc), path=loaded.path, field=f"judges.{index}") from None
+            continue
         try:
             judges.append(JUDGES.get(spec.name)())
         except KeyError as exc:
@@ -468,7 +575,7 @@ def _run_json(
         "chunks_file": str(loaded.chunks),
         "reference": {
             "name": result.reference_name,
-            "file": str(loaded.reference),
+            "file": str(reference.path),
             "problems": [str(p) for p in reference.problems],
         },
         "layers_run": result.layers_run,

@@ -1,0 +1,202 @@
+"""Prompt styles: how a chunk is put to a model, registered by name.
+
+Every style asks for the same thing — one schema v3 extraction as JSON — and sends the v3 JSON
+Schema as the request's output schema, so the provider enforces it where it can (a forced tool,
+``response_format``) and otherwise puts it in the prompt, repairs, validates and re-asks. Styles
+differ only in what they tell the model:
+
+- ``plain``: the task and the ground rules;
+- ``field-guide``: plus a definition of every field with its enumerations (DESIGN.md §3);
+- ``example``: plus one worked example (the bundled example chunk and its hand-written
+  extraction) as a user/assistant exchange before the real chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from pydantic import JsonValue
+
+from chatledger.core import (
+    DEFAULT_VOCABULARY,
+    Chunk,
+    ExtractionV3,
+    Registry,
+    Vocabulary,
+    extraction_json_schema,
+)
+from chatledger.extraction._guide import field_guide
+from chatledger.providers import ChatMessage, CompletionRequest, OutputSchema
+
+SCHEMA_NAME = "chatledger_extraction_v3"
+
+_RULES = """You extract structured data from a window ("chunk") of a conversation.
+
+Rules:
+- Use only what the messages say; leave a list empty rather than guess.
+- Speakers, owners, actors and other people fields are participant names as listed.
+- Evidence is a list of message ids of this chunk (the ids in square brackets).
+- Every confidence is your probability, from 0 to 1, that the item is correct.
+- Answer with one JSON object following the extraction schema, and nothing else."""
+
+
+def render_chunk(chunk: Chunk) -> str:
+    """The chunk as the model reads it: its id, participants, and one line per message."""
+    head = [f"Chunk id: {chunk.chunk_id}"]
+    if chunk.conversation_id:
+        head.append(f"Conversation: {chunk.conversation_id}")
+    if chunk.title:
+        head.append(f"Title: {chunk.title}")
+    head.append(f"Participants: {', '.join(chunk.speakers()) or '(none listed)'}")
+    lines = []
+    for message in chunk.messages:
+        when = f" ({message.timestamp})" if message.timestamp else ""
+        lines.append(f"[{message.id}] {message.speaker}{when}: {message.text}")
+    return "\n".join(head) + "\n\nMessages:\n" + "\n".join(lines)
+
+
+def _strip_annotations(node: Any) -> Any:
+    """The schema without keys only we read (``x-vocabulary``) and without ``$schema``: some
+    providers reject schema keywords they do not know."""
+    if isinstance(node, dict):
+        return {
+            k: _strip_annotations(v)
+            for k, v in node.items()
+            if not k.startswith("x-") and k != "$schema"
+        }
+    if isinstance(node, list):
+        return [_strip_annotations(v) for v in node]
+    return node
+
+
+def extraction_output_schema(vocabulary: Vocabulary | None = None) -> OutputSchema:
+    """The v3 JSON Schema as a request's output schema.
+
+    Not ``strict``: OpenAI's strict mode needs every property required, while v3 leaves empty
+    fields optional. The provider validates every reply against the full schema either way.
+    """
+    schema: dict[str, JsonValue] = _strip_annotations(
+        extraction_json_schema("v3", vocabulary or Vocabulary())
+    )
+    return OutputSchema.model_validate(
+        {
+            "name": SCHEMA_NAME,
+            "schema": schema,
+            "description": "The extraction of one conversation chunk (ChatLedger schema v3).",
+            "strict": False,
+        }
+    )
+
+
+class PromptStyle(ABC):
+    """Turns a chunk into the messages of an extraction request."""
+
+    name: str
+    description: str
+
+    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
+        self.vocabulary = vocabulary or Vocabulary()
+
+    @abstractmethod
+    def messages(self, chunk: Chunk) -> tuple[ChatMessage, ...]:
+        """System message(s) first, the chunk in the last user message."""
+
+    def request(
+        self,
+        chunk: Chunk,
+        model: str,
+        *,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+        sample_index: int = 0,
+        options: dict[str, JsonValue] | None = None,
+    ) -> CompletionRequest:
+        return CompletionRequest(
+            model=model,
+            messages=self.messages(chunk),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            output_schema=_output_schema_for(self.vocabulary),
+            sample_index=sample_index,
+            options=options or {},
+        )
+
+
+@cache
+def _schema_for_default() -> OutputSchema:
+    return extraction_output_schema()
+
+
+def _output_schema_for(vocabulary: Vocabulary) -> OutputSchema:
+    if vocabulary.values is DEFAULT_VOCABULARY:
+        return _schema_for_default()  # built once: it is ~9 kB of JSON
+    return extraction_output_schema(vocabulary)
+
+
+def _ask(chunk: Chunk) -> str:
+    return f"{render_chunk(chunk)}\n\nExtract this chunk."
+
+
+class PlainStyle(PromptStyle):
+    name = "plain"
+    description = "the task, the ground rules and the schema"
+
+    def messages(self, chunk: Chunk) -> tuple[ChatMessage, ...]:
+        return (
+            ChatMessage(role="system", content=_RULES),
+            ChatMessage(role="user", content=_ask(chunk)),
+        )
+
+
+class FieldGuideStyle(PromptStyle):
+    name = "field-guide"
+    description = "plus a definition of every field with its allowed values"
+
+    def messages(self, chunk: Chunk) -> tuple[ChatMessage, ...]:
+        system = f"{_RULES}\n\nThe fields:\n{field_guide(self.vocabulary)}"
+        return (
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=_ask(chunk)),
+        )
+
+
+@cache
+def bundled_example() -> tuple[Chunk, ExtractionV3]:
+    """The example chunk and its hand-written extraction shipped in ``chatledger/data``."""
+    folder = resources.files("chatledger").joinpath("data", "examples")
+    chunk_line = folder.joinpath("chunks.jsonl").read_text("utf-8").splitlines()[0]
+    reference_line = folder.joinpath("reference.jsonl").read_text("utf-8").splitlines()[0]
+    chunk = Chunk.model_validate_json(chunk_line)
+    extraction = ExtractionV3.model_validate(json.loads(reference_line)["extraction"])
+    return chunk, extraction
+
+
+class ExampleStyle(PromptStyle):
+    name = "example"
+    description = "plus one worked example (the bundled chunk and its extraction)"
+
+    def messages(self, chunk: Chunk) -> tuple[ChatMessage, ...]:
+        example_chunk, example = bundled_example()
+        answer = json.dumps(
+            example.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False
+        )
+        return (
+            ChatMessage(role="system", content=_RULES),
+            ChatMessage(role="user", content=_ask(example_chunk)),
+            ChatMessage(role="assistant", content=answer),
+            ChatMessage(role="user", content=_ask(chunk)),
+        )
+
+
+PROMPT_STYLES: Registry[type[PromptStyle]] = Registry("prompt style")
+for _style in (PlainStyle, FieldGuideStyle, ExampleStyle):
+    PROMPT_STYLES.register(_style.name)(_style)
+
+
+def get_prompt_style(name: str, vocabulary: Vocabulary | None = None) -> PromptStyle:
+    """The registered style ``name``; a KeyError lists the known ones."""
+    return PROMPT_STYLES.get(name)(vocabulary)

@@ -1,0 +1,272 @@
+"""Extract chunks with a model: concurrent, resumable, accounted, stopped cleanly by a budget.
+
+Every (chunk, sample) is one request. Requests run concurrently, at most as many at once as the
+model's endpoint allows (the provider's concurrency limit); each finished one is appended to the
+output file and flushed at once. A re-run with the same arguments skips every (chunk, sample)
+the file already holds, and the provider's on-disk cache answers any call that finished but
+whose line was never written — so an interrupted run resumes without repeating a paid call.
+
+A completion whose output never validates is written as an invalid line (never dropped). A call
+that fails outright (retries exhausted) writes nothing, so a re-run tries it again; the summary
+counts it. A :class:`BudgetExceeded` stops new calls: calls in flight finish and are written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
+
+from chatledger.core import ChatLedgerError, Chunk, InputError, Vocabulary
+from chatledger.extraction._lines import extraction_line, finished_lines
+from chatledger.extraction._prompts import get_prompt_style
+from chatledger.providers import (
+    BudgetExceeded,
+    CompletionCache,
+    MissingApiKeyError,
+    PriceTable,
+    PriceUnknownError,
+    Provider,
+    ProviderError,
+    ProviderHub,
+    parse_model_id,
+)
+
+log = logging.getLogger("chatledger.extraction")
+
+DEFAULT_MAX_TOKENS = 4096
+# Calls in flight when the provider is not a hub (whose endpoints say it themselves).
+DEFAULT_CONCURRENCY = 4
+
+
+@dataclass
+class ExtractionProgress:
+    """Counts so far; ``on_progress`` gets a copy after every finished line."""
+
+    model: str
+    planned: int  # (chunk, sample) pairs asked for
+    already_done: int  # found in the output file, skipped
+    written: int = 0
+    invalid: int = 0
+    failed: int = 0
+    live_calls: int = 0
+    cached_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    billed_usd: float = 0.0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+    @property
+    def to_do(self) -> int:
+        return self.planned - self.already_done
+
+    @property
+    def finished(self) -> int:
+        return self.written + self.failed
+
+
+@dataclass
+class ExtractionSummary:
+    """What an extraction did. ``stopped`` is the budget error that ended it early, if any."""
+
+    out_path: Path
+    prompt_style: str
+    samples: int
+    progress: ExtractionProgress
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    stopped: BudgetExceeded | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.stopped is None and not self.failures
+
+    def to_dict(self) -> dict[str, Any]:
+        counts = asdict(self.progress)
+        return {
+            **counts,
+            "prompt_style": self.prompt_style,
+            "samples": self.samples,
+            "out": str(self.out_path),
+            "complete": self.complete,
+            "stopped_by_budget": str(self.stopped) if self.stopped is not None else None,
+            "failures": self.failures,
+        }
+
+    def raise_if_incomplete(self) -> None:
+        """The budget error that stopped the run, or one error naming the failed calls."""
+        if self.stopped is not None:
+            raise self.stopped
+        if self.failures:
+            first = self.failures[0]
+            raise ChatLedgerError(
+                f"{len(self.failures)} call(s) to {self.progress.model} failed (first: chunk "
+                f"{first['chunk_id']} sample {first['sample']}: {first['error']}); their lines "
+                f"were not written — run the same command again to retry them"
+            )
+
+
+ProgressCallback = Callable[[ExtractionProgress], None]
+
+
+def load_prices(spec: str | Path | Mapping[str, Any] | None = None) -> PriceTable:
+    """The built-in price table, with the entries of a price file (a path) or of an inline
+    mapping of the same shape added or replacing built-in ones."""
+    table = PriceTable.default()
+    if spec is None:
+        return table
+    if isinstance(spec, Mapping):
+        extra = PriceTable.from_json(dict(spec), source="prices")
+    else:
+        extra = PriceTable.from_file(spec)
+    return table.with_overrides(extra.entries())
+
+
+def endpoint_concurrency(provider: Provider, model: str) -> int:
+    """How many calls the model's endpoint takes at once."""
+    if isinstance(provider, ProviderHub):
+        return provider.provider_for(model).gate.concurrency
+    return DEFAULT_CONCURRENCY
+
+
+async def aextract_chunks(
+    model_id: str,
+    chunks: Sequence[Chunk],
+    out_path: str | Path,
+    *,
+    prompt_style: str = "plain",
+    samples: int = 1,
+    hub: Provider | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    temperature: float | None = None,
+    options: dict[str, JsonValue] | None = None,
+    vocabulary: Vocabulary | None = None,
+    slots: asyncio.Semaphore | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> ExtractionSummary:
+    """Extract every chunk ``samples`` times into ``out_path`` (appending; see module doc).
+
+    ``hub`` answers the requests (default: a :class:`ProviderHub` with the default cache);
+    ``slots`` bounds the calls in flight (default: the endpoint's concurrency) and may be shared
+    by several extractions against one endpoint. Never raises for a model's bad output or a
+    failed call: read :attr:`ExtractionSummary.complete` or call ``raise_if_incomplete``.
+    """
+    if samples < 1:
+        raise ValueError("samples must be >= 1")
+    parse_model_id(model_id)
+    try:
+        style = get_prompt_style(prompt_style, vocabulary)
+    except KeyError as exc:
+        raise InputError(str(exc.args[0]), field="prompt_style") from None
+    path = Path(out_path)
+    done = finished_lines(path, model=model_id, prompt_style=prompt_style)
+    planned = [(chunk, s) for chunk in chunks for s in range(samples)]
+    todo = [(chunk, s) for chunk, s in planned if (chunk.chunk_id, s) not in done]
+    progress = ExtractionProgress(
+        model=model_id, planned=len(planned), already_done=len(planned) - len(todo)
+    )
+    summary = ExtractionSummary(path, prompt_style, samples, progress)
+    if not todo:
+        return summary
+    own_hub = hub is None
+    provider: Provider = hub if hub is not None else ProviderHub(cache=CompletionCache())
+    prices = provider.prices if isinstance(provider, ProviderHub) else PriceTable.default()
+    limit = slots or asyncio.Semaphore(endpoint_concurrency(provider, model_id))
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    # Errors every other call would hit too (no key, no price under a cap): stop, then raise.
+    fatal: list[ChatLedgerError] = []
+
+    with path.open("a", encoding="utf-8") as handle:
+
+        async def one(chunk: Chunk, sample: int) -> None:
+            async with limit:
+                if summary.stopped is not None or fatal:
+                    return
+                request = style.request(
+                    chunk,
+                    model_id,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    sample_index=sample,
+                    options=options,
+                )
+                try:
+                    completion = await provider.complete(request)
+                except BudgetExceeded as exc:
+                    if summary.stopped is None:
+                        summary.stopped = exc
+                    return
+                except (MissingApiKeyError, PriceUnknownError) as exc:
+                    fatal.append(exc)
+                    return
+                except ProviderError as exc:
+                    log.warning(
+                        "%s: chunk %s sample %d failed: %s", model_id, chunk.chunk_id, sample, exc
+                    )
+                    summary.failures.append(
+                        {"chunk_id": chunk.chunk_id, "sample": sample, "error": str(exc)}
+                    )
+                    progress.failed += 1
+                    _notify(on_progress, progress)
+                    return
+            line, valid = extraction_line(
+                chunk_id=chunk.chunk_id,
+                model=model_id,
+                sample=sample,
+                prompt_style=prompt_style,
+                completion=completion,
+                prices=prices,
+            )
+            # One write and a flush per line: a killed run leaves whole lines (or a partial last
+            # one, which the next run cuts off); the event loop runs one writer at a time.
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            handle.flush()
+            _account(progress, completion_usage=line["usage"], calls=completion.calls)
+            progress.written += 1
+            progress.invalid += 0 if valid else 1
+            _notify(on_progress, progress)
+
+        try:
+            await asyncio.gather(*(one(chunk, s) for chunk, s in todo))
+        finally:
+            if own_hub:
+                await provider.aclose()
+                if isinstance(provider, ProviderHub) and provider.cache is not None:
+                    provider.cache.close()
+    if fatal:
+        raise fatal[0]
+    return summary
+
+
+def extract_chunks(
+    model_id: str,
+    chunks: Sequence[Chunk],
+    out_path: str | Path,
+    **kwargs: Any,
+) -> ExtractionSummary:
+    """:func:`aextract_chunks` on a fresh event loop (for scripts and the CLI)."""
+    return asyncio.run(aextract_chunks(model_id, chunks, out_path, **kwargs))
+
+
+def _account(progress: ExtractionProgress, *, completion_usage: dict[str, Any], calls: int) -> None:
+    progress.input_tokens += int(completion_usage["input_tokens"])
+    progress.output_tokens += int(completion_usage["output_tokens"])
+    progress.billed_usd += float(completion_usage["billed_usd"])
+    progress.cost_usd += float(completion_usage["cost_usd"])
+    progress.latency_s += float(completion_usage["latency_s"])
+    if completion_usage["cached"]:
+        progress.cached_calls += calls
+    else:
+        progress.live_calls += calls
+
+
+def _notify(callback: ProgressCallback | None, progress: ExtractionProgress) -> None:
+    if callback is not None:
+        callback(ExtractionProgress(**asdict(progress)))

@@ -1,0 +1,245 @@
+"""Runs that name models: extraction before scoring, one provider hub per run, repeat variance.
+
+A ``{model: ID}`` source is extracted into ``<run dir>/extractions/<name>.jsonl`` before any
+scoring. All sources extract at once, each endpoint within its own concurrency limit; every call
+goes through one :class:`ProviderHub` with the run's cache and budget, which the model judges
+share. The extraction files are resumable and the calls cached, so re-running an interrupted or
+budget-stopped run picks up where it stopped without repeating a paid call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chatledger.core import ChatLedgerError, Chunk, ExtractionRecord, InputError
+from chatledger.corpus import ExtractionFile
+from chatledger.extraction import (
+    ExtractionProgress,
+    ExtractionSummary,
+    aextract_chunks,
+    endpoint_concurrency,
+    load_prices,
+)
+from chatledger.providers import (
+    Budget,
+    CallSettings,
+    CompletionCache,
+    ProviderHub,
+    parse_model_id,
+)
+from chatledger.runs._config import LoadedRunConfig, ModelSource
+from chatledger.score import ScoreReport, ScoringConfig, score_records
+from chatledger.stats import repeat_variance
+
+EXTRACTIONS_DIR = "extractions"
+
+
+@dataclass
+class ModelCalls:
+    """The run's provider hub, and what it was given (cache, budget)."""
+
+    hub: ProviderHub
+    owns_hub: bool
+
+    @classmethod
+    def for_run(cls, loaded: LoadedRunConfig, hub: ProviderHub | None = None) -> ModelCalls:
+        if hub is not None:
+            return cls(hub, owns_hub=False)
+        config = loaded.config
+        settings = CallSettings(concurrency=config.concurrency) if config.concurrency else None
+        prices = loaded.prices_file if loaded.prices_file is not None else config.prices
+        try:
+            table = load_prices(prices)
+        except ChatLedgerError as exc:
+            raise InputError(str(exc), path=loaded.path, field="prices") from None
+        built = ProviderHub(
+            settings=settings,
+            cache=CompletionCache(loaded.cache_dir),
+            budget=Budget(cap_usd=config.budget_usd),
+            prices=table,
+        )
+        return cls(built, owns_hub=True)
+
+    def close(self) -> None:
+        if not self.owns_hub:
+            return
+        asyncio.run(self.hub.aclose())
+        if self.hub.cache is not None:
+            self.hub.cache.close()
+
+    def to_dict(self) -> dict[str, Any]:
+        budget = self.hub.budget
+        cache = self.hub.cache
+        return {
+            "budget_usd": budget.cap_usd if budget is not None else None,
+            "spent_usd": budget.spent_usd if budget is not None else None,
+            "live_calls": budget.live_calls if budget is not None else None,
+            "cached_calls": budget.cached_calls if budget is not None else None,
+            "cache": str(cache.path) if cache is not None else None,
+        }
+
+
+def safe_file_name(name: str) -> str:
+    """A file name for a model name: unsafe characters become ``_``, plus a short hash of the
+    name when anything was replaced, so two names never share a file."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
+    if safe != name:
+        safe = f"{safe[:80]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
+    return safe
+
+
+def extraction_path(out_dir: Path, name: str) -> Path:
+    return out_dir / EXTRACTIONS_DIR / f"{safe_file_name(name)}.jsonl"
+
+
+@dataclass(frozen=True)
+class PlannedExtraction:
+    """A ``model`` source of the config, with the file it extracts into."""
+
+    where: str  # config key, for error messages
+    name: str
+    source: ModelSource
+    path: Path
+
+    @property
+    def model(self) -> str:
+        assert self.source.model is not None
+        return self.source.model
+
+
+def plan_extractions(loaded: LoadedRunConfig, out_dir: Path) -> list[PlannedExtraction]:
+    """Every model source with its output file; two sources may not share a name."""
+    config = loaded.config
+    sources = [("reference", config.reference)]
+    sources += [(f"challengers.{i}", c) for i, c in enumerate(config.challengers)]
+    planned: list[PlannedExtraction] = []
+    seen: dict[str, str] = {}
+    for where, source in sources:
+        if source.model is None:
+            continue
+        name = source.label
+        assert name is not None
+        if name in seen:
+            raise InputError(
+                f"{where} and {seen[name]} are both named {name!r}; give each a unique 'name'",
+                path=loaded.path,
+                field=where,
+            )
+        seen[name] = where
+        planned.append(PlannedExtraction(where, name, source, extraction_path(out_dir, name)))
+    return planned
+
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+def run_extractions(
+    planned: Sequence[PlannedExtraction],
+    chunks: Sequence[Chunk],
+    calls: ModelCalls,
+    on_progress: ProgressCallback | None = None,
+) -> list[ExtractionSummary]:
+    """Extract every planned source (all at once); raise if any stopped or failed."""
+    if not planned:
+        return []
+    summaries = asyncio.run(_extract_all(planned, chunks, calls.hub, on_progress))
+    for summary in summaries:
+        if summary.stopped is not None:
+            written = sum(s.progress.written for s in summaries)
+            raise ChatLedgerError(
+                f"stopped by the budget: {summary.stopped}. {written} extraction line(s) were "
+                "written; run again (with a higher budget_usd) to continue where it stopped"
+            )
+    for summary in summaries:
+        summary.raise_if_incomplete()
+    return summaries
+
+
+async def _extract_all(
+    planned: Sequence[PlannedExtraction],
+    chunks: Sequence[Chunk],
+    hub: ProviderHub,
+    on_progress: ProgressCallback | None,
+) -> list[ExtractionSummary]:
+    # One limit per endpoint, shared by the models behind it, so that together they keep to it.
+    slots: dict[str, asyncio.Semaphore] = {}
+    for plan in planned:
+        endpoint = parse_model_id(plan.model).endpoint
+        if endpoint not in slots:
+            slots[endpoint] = asyncio.Semaphore(endpoint_concurrency(hub, plan.model))
+    total = sum(len(chunks) * plan.source.samples for plan in planned)
+    finished: dict[str, int] = {}
+
+    def reporter(name: str) -> Callable[[ExtractionProgress], None]:
+        def report(progress: ExtractionProgress) -> None:
+            finished[name] = progress.already_done + progress.finished
+            if on_progress is not None:
+                on_progress(f"extracting: {name}", sum(finished.values()), total)
+
+        return report
+
+    try:
+        return list(
+            await asyncio.gather(
+                *(
+                    aextract_chunks(
+                        plan.model,
+                        chunks,
+                        plan.path,
+                        prompt_style=plan.source.prompt_style,
+                        samples=plan.source.samples,
+                        hub=hub,
+                        max_tokens=plan.source.max_tokens,
+                        temperature=plan.source.temperature,
+                        slots=slots[parse_model_id(plan.model).endpoint],
+                        on_progress=reporter(plan.name),
+                    )
+                    for plan in planned
+                )
+            )
+        )
+    finally:
+        await hub.aclose()
+
+
+def chunk_composites(report: ScoreReport) -> dict[str, float]:
+    """Per-chunk extraction composite (Σ weight · field score), as in the score table."""
+    weights = {name: summary.weight for name, summary in report.fields.items()}
+    return {
+        chunk.chunk_id: sum(weights[name] * score.score for name, score in chunk.fields.items())
+        for chunk in report.chunks
+    }
+
+
+def sample_variance(
+    source: ExtractionFile,
+    against: dict[str, ExtractionRecord],
+    chunks: list[Chunk],
+    scoring: ScoringConfig,
+    *,
+    samples: Sequence[int],
+    against_label: str,
+) -> dict[str, Any] | None:
+    """Repeat variance of one model: each sample scored against ``against``; the per-chunk
+    extraction composites form the chunks × samples matrix of :func:`repeat_variance`."""
+    columns = []
+    for sample in samples:
+        report = score_records(against, source.sample_records(sample), chunks, scoring)
+        columns.append(chunk_composites(report))
+    if not columns or not columns[0]:
+        return None
+    chunk_ids = list(columns[0])
+    matrix = np.array([[column.get(c, 0.0) for column in columns] for c in chunk_ids])
+    result = repeat_variance(matrix)
+    result["against"] = against_label
+    result["chunks"] = len(chunk_ids)
+    result["per_sample_mean"] = [float(v) for v in matrix.mean(axis=0)]
+    return result
