@@ -16,8 +16,11 @@ from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stde
 from chatledger.core import InputError, Problem
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.downstream import (
+    CONSUMER_NAMES,
     DownstreamEvent,
     DownstreamReport,
+    build_conversations,
+    get_consumer,
     render_pipeline_markdown,
     resolve_weights,
     run_downstream,
@@ -170,9 +173,23 @@ def downstream_command(
 def pipeline_command(
     extractions: Annotated[Path, typer.Option(help="one model's extraction file (.jsonl)")],
     chunks: Annotated[Path, typer.Option(help="chunks file (.jsonl): conversations and times")],
+    output_format: FormatOption = OutputFormat.table,
 ) -> None:
-    """Print, as Markdown, what the downstream consumers make of one model's extractions."""
+    """Print, as Markdown, what the downstream consumers make of one model's extractions
+    (``--format json``: every consumer's events as JSON)."""
     chunk_list = read_chunks(chunks)
     loaded = read_extractions(extractions)
+    if output_format is OutputFormat.json:
+        conversations = build_conversations(chunk_list, loaded.records)
+        emit_json(
+            {
+                "consumers": {
+                    name: get_consumer(name).build(conversations).to_dict()
+                    for name in CONSUMER_NAMES
+                },
+                "problems": [str(p) for p in loaded.problems],
+            }
+        )
+        return
     _note_problems(loaded.problems, str(extractions))
     sys.stdout.write(render_pipeline_markdown(chunk_list, loaded.records))
