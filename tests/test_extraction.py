@@ -399,3 +399,60 @@ def test_reader_keeps_sample_0_for_scoring_and_the_rest_apart(tmp_path: Path) ->
     assert "duplicate chunk_id 'ex-1-d0' sample 1 ignored (first on line 1)" in str(
         source.problems[0]
     )
+
+
+def test_a_real_kill_then_rerun_redoes_no_finished_call(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    """SIGKILL a running `chatledger extract` (a separate process) mid-way, run it again with
+    the same arguments, and count at the server: no chunk whose call had finished is asked
+    again, and every chunk ends up with exactly one line."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    n_chunks = 8
+    server.always(OPENAI_PATH, Reply(body=openai_extractor(), delay_s=0.25))
+    chunks = write_chunks(tmp_path / "chunks.jsonl", n_chunks)
+    out = tmp_path / "out.jsonl"
+    env = {**os.environ, "CHATLEDGER_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("OPENAI_COMPATIBLE_API_KEY", None)
+    argv = [
+        sys.executable,
+        "-c",
+        "from chatledger.cli import main; main()",
+        "extract",
+        "--model",
+        model_id(server),
+        "--chunks",
+        str(chunks),
+        "--out",
+        str(out),
+        "--concurrency",
+        "1",
+        "--format",
+        "json",
+    ]
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if out.exists() and len(out.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+    assert process.returncode == -signal.SIGKILL
+    done_before = {json.loads(line)["chunk_id"] for line in out.read_text().splitlines()[:-1]}
+    calls_before = server.calls()
+    assert 3 <= calls_before < n_chunks  # killed part-way
+
+    rerun = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    asked_again = [asked_chunk(b) for b in server.bodies(OPENAI_PATH)[calls_before:]]
+    assert not set(asked_again) & done_before  # nothing finished was asked again
+    # At most the one call in flight at the kill is repeated (it never finished).
+    assert server.calls() <= n_chunks + 1
+    final = [json.loads(line)["chunk_id"] for line in out.read_text().splitlines()]
+    assert sorted(final) == sorted(f"ex-1-d{i}" for i in range(n_chunks))
