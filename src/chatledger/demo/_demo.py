@@ -123,12 +123,21 @@ def human_agreement(out_dir: Path) -> list[HumanAgreement]:
     return results
 
 
+def _note_human_gold(run_json: Path, result: DemoResult) -> None:
+    """The demo's reference is hand-written gold; the AMI/CaSiNo agreement goes beside it."""
+    data = json.loads(run_json.read_text(encoding="utf-8"))
+    data["reference_is_human"] = True
+    data["human_gold_samples"] = result.to_dict()["human_gold"]
+    run_json.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def run_demo(
     out_dir: Path, on_progress: Callable[[str, int, int], None] | None = None
 ) -> DemoResult:
     config_path = prepare_demo(out_dir)
     run = execute_run(load_run_config(config_path), out_dir / "run", on_progress=on_progress)
     result = DemoResult(run=run, human=human_agreement(out_dir))
+    _note_human_gold(run.out_dir / "run.json", result)
     result.report = build_report(run.out_dir)
     if on_progress:
         on_progress("structbench: offline baseline on 1,000 emails", 0, 1)

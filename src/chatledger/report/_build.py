@@ -126,6 +126,8 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "gap_finding": ctx.gap_finding(files),
         "differences": ctx.adjacent_differences(files),
         "human_gold": run.get("human_gold"),
+        "reference_is_human": bool(run.get("reference_is_human")),
+        "human_samples": run.get("human_gold_samples") or [],
         "frontier": frontier,
         "stats": stats,
         "sensitivity": sensitivity,

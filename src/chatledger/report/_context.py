@@ -108,7 +108,7 @@ def missing_parts(files: RunFiles) -> list[str]:
     out = [f"No {layer} layer in this run." for layer in LAYERS if layer not in layers]
     if run.get("renormalisation"):
         out.append(str(run["renormalisation"]).capitalize() + ".")
-    if not run.get("human_gold"):
+    if not run.get("human_gold") and not run.get("reference_is_human"):
         out.append(
             "No human gold: how far the reference itself is from human annotations is unknown."
         )
