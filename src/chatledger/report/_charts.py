@@ -158,47 +158,24 @@ def pareto_frontier(points: list[tuple[str, float, float]]) -> list[str]:
     return [name for _, _, name in sorted(frontier)]
 
 
-def cost_quality(files: RunFiles, colours: dict[str, str]) -> tuple[Chart, list[str]]:
-    """Overall composite against cost per chunk (or latency when no model has a cost)."""
-    models = files.model_names
-    usage = {m: files.model(m).get("usage") or {} for m in models}
-    costs = {m: float(u.get("cost_per_chunk_usd") or 0.0) for m, u in usage.items()}
-    latency = {m: float(u.get("latency_per_chunk_s") or 0.0) for m, u in usage.items()}
-    if any(v > 0 for v in costs.values()):
-        metric, label, unit = costs, "cost per chunk (USD)", "$"
-        known = dict(costs)  # a cost of 0 next to priced models is a free model: plot it
-        lead = ""
-    elif any(v > 0 for v in latency.values()):
-        metric, label, unit = latency, "latency per chunk (s)", "s"
-        known = {m: v for m, v in latency.items() if v > 0}
-        lead = "No model in this run reports a cost, so quality is plotted against latency. "
-    else:
-        return (
-            Chart(
-                note="No cost data and no latency data in this run: every model reports cost 0 "
-                "and latency 0 (offline or simulated models), so there is no trade-off to plot."
-            ),
-            [],
-        )
-    left_out = [m for m in models if m not in known]
-    points = [(m, known[m], files.model(m)["overall"]) for m in models if m in known]
-    if len(points) < 2:
-        only = ", ".join(f"{m}: {v:.4g} {unit}" for m, v, _ in points) or "none"
-        return (
-            Chart(
-                note=lead
-                + f"Only one model reports a {label.split(' per')[0]} ({only}): a trade-off needs "
-                "at least two."
-            ),
-            [],
-        )
-    frontier = pareto_frontier(points)
+def pareto_scatter(
+    points: list[tuple[str, float, float]],
+    frontier: list[str],
+    intervals: dict[str, dict[str, float] | None],
+    colours: dict[str, str],
+    label: str,
+    unit: str,
+    quality: str,
+) -> go.Figure:
+    """Cost (or latency) against quality, one marker per model with its interval; the Pareto
+    frontier drawn as a step line and its members filled. Shared by both report pages."""
     fig = go.Figure()
+    position = {name: (x, y) for name, x, y in points}
     if len(frontier) >= 2:
         fig.add_trace(
             go.Scatter(
-                x=[metric[m] for m in frontier],
-                y=[files.model(m)["overall"] for m in frontier],
+                x=[position[m][0] for m in frontier],
+                y=[position[m][1] for m in frontier],
                 mode="lines",
                 line={"shape": "hv", "dash": "dash", "color": "#7b8794", "width": 1.5},
                 name="Pareto frontier",
@@ -208,7 +185,7 @@ def cost_quality(files: RunFiles, colours: dict[str, str]) -> tuple[Chart, list[
         )
     top = max(x for _, x, _ in points)
     for name, x, y in points:
-        ci = interval(files, name, "overall")
+        ci = intervals.get(name)
         on = name in frontier
         fig.add_trace(
             go.Scatter(
@@ -234,7 +211,7 @@ def cost_quality(files: RunFiles, colours: dict[str, str]) -> tuple[Chart, list[
                 },
                 hovertemplate=(
                     f"<b>{plot_text(name)}</b><br>{label}: %{{x:.4g}} {unit}"
-                    "<br>overall: %{y:.3f}"
+                    f"<br>{quality}: %{{y:.3f}}"
                     + ("<br>on the frontier" if on else "<br>dominated")
                     + "<extra></extra>"
                 ),
@@ -247,10 +224,50 @@ def cost_quality(files: RunFiles, colours: dict[str, str]) -> tuple[Chart, list[
             height=400,
             # Room around the points so their labels never sit on the plot's edge.
             xaxis=axis(label, range=[-0.08 * top, 1.12 * top]),
-            yaxis=axis("overall composite", range=[0, 1.1]),
+            yaxis=axis(quality, range=[0, 1.1]),
             margin={"l": 60, "r": 30, "t": 30, "b": 50},
         )
     )
+    return fig
+
+
+def cost_quality(files: RunFiles, colours: dict[str, str]) -> tuple[Chart, list[str]]:
+    """Overall composite against cost per chunk (or latency when no model has a cost)."""
+    models = files.model_names
+    usage = {m: files.model(m).get("usage") or {} for m in models}
+    costs = {m: float(u.get("cost_per_chunk_usd") or 0.0) for m, u in usage.items()}
+    latency = {m: float(u.get("latency_per_chunk_s") or 0.0) for m, u in usage.items()}
+    if any(v > 0 for v in costs.values()):
+        label, unit = "cost per chunk (USD)", "$"
+        known = dict(costs)  # a cost of 0 next to priced models is a free model: plot it
+        lead = ""
+    elif any(v > 0 for v in latency.values()):
+        label, unit = "latency per chunk (s)", "s"
+        known = {m: v for m, v in latency.items() if v > 0}
+        lead = "No model in this run reports a cost, so quality is plotted against latency. "
+    else:
+        return (
+            Chart(
+                note="No cost data and no latency data in this run: every model reports cost 0 "
+                "and latency 0 (offline or simulated models), so there is no trade-off to plot."
+            ),
+            [],
+        )
+    left_out = [m for m in models if m not in known]
+    points = [(m, known[m], files.model(m)["overall"]) for m in models if m in known]
+    if len(points) < 2:
+        only = ", ".join(f"{m}: {v:.4g} {unit}" for m, v, _ in points) or "none"
+        return (
+            Chart(
+                note=lead
+                + f"Only one model reports a {label.split(' per')[0]} ({only}): a trade-off needs "
+                "at least two."
+            ),
+            [],
+        )
+    frontier = pareto_frontier(points)
+    intervals = {name: interval(files, name, "overall") for name, _, _ in points}
+    fig = pareto_scatter(points, frontier, intervals, colours, label, unit, "overall composite")
     note = lead
     if left_out:
         note += f"Not plotted (no {label.split(' per')[0]} reported): {', '.join(left_out)}."

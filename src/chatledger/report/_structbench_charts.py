@@ -9,7 +9,7 @@ from typing import Any
 import plotly.graph_objects as go  # type: ignore[import-untyped, unused-ignore]
 from plotly.subplots import make_subplots  # type: ignore[import-untyped, unused-ignore]
 
-from chatledger.report._charts import Chart, figure_json, pareto_frontier
+from chatledger.report._charts import Chart, figure_json, pareto_frontier, pareto_scatter
 from chatledger.report._style import (
     CLEAN_COLOUR,
     OUTPUT_KIND_COLOURS,
@@ -244,59 +244,9 @@ def cost_quality(rows: list[dict[str, Any]], colours: dict[str, str]) -> tuple[C
     if len(points) < 2:
         return Chart(note=lead + f"Only one row reports a {label}: a trade-off needs two."), []
     frontier = pareto_frontier(points)
-    fig = go.Figure()
-    if len(frontier) >= 2:
-        fig.add_trace(
-            go.Scatter(
-                x=[known[n] for n in frontier],
-                y=[wv[n] for n in frontier],
-                mode="lines",
-                line={"shape": "hv", "dash": "dash", "color": "#7b8794", "width": 1.5},
-                hoverinfo="skip",
-                showlegend=False,
-            )
-        )
-    top = max(x for _, x, _ in points)
     by_name = {row["name"]: row for row in rows}
-    for name, x, y in points:
-        ci = _interval(by_name[name], "WV")
-        on = name in frontier
-        fig.add_trace(
-            go.Scatter(
-                x=[x],
-                y=[y],
-                mode="markers+text",
-                text=[plot_text(name)],
-                textposition="top right" if x <= top / 2 else "top left",
-                marker={
-                    "size": 14 if on else 10,
-                    "color": colours[name],
-                    "line": {"width": 2 if on else 0, "color": "#1f2933"},
-                    "symbol": "circle" if on else "circle-open",
-                },
-                error_y={
-                    "type": "data",
-                    "array": [max(0.0, ci["high"] - y)] if ci else [0.0],
-                    "arrayminus": [max(0.0, y - ci["low"])] if ci else [0.0],
-                    "color": colours[name],
-                    "thickness": 1,
-                },
-                hovertemplate=f"<b>{plot_text(name)}</b><br>{label}: %{{x:.4g}} {unit}"
-                "<br>WV: %{y:.3f}"
-                + ("<br>on the frontier" if on else "<br>dominated")
-                + "<extra></extra>",
-                showlegend=False,
-                cliponaxis=False,
-            )
-        )
-    fig.update_layout(
-        base_layout(
-            height=400,
-            xaxis=axis(label, range=[-0.08 * top, 1.12 * top]),
-            yaxis=axis("WV", range=[0, 1.1]),
-            margin={"l": 60, "r": 30, "t": 30, "b": 50},
-        )
-    )
+    intervals = {name: _interval(by_name[name], "WV") for name, _, _ in points}
+    fig = pareto_scatter(points, frontier, intervals, colours, label, unit, "WV")
     left_out = [n for n in wv if n not in known]
     note = lead + (f"Not plotted (no {label} reported): {', '.join(left_out)}." if left_out else "")
     return Chart(figure_json(fig), note.strip() or None), frontier
