@@ -374,3 +374,21 @@ def test_offline_demo_on_the_shipped_set(tmp_path: Path) -> None:
     assert row["DOC"] == 0.61 and round(row["WV"], 3) == 0.802
     assert Path(summary["report"]).is_file() and demo.predictions.is_file()
     assert summary["seconds"] < 10
+
+
+def test_compare_two_structbench_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chatledger.runs import compare_runs
+
+    before, after = tmp_path / "a", tmp_path / "b"
+    for folder, models in ((before, [("m", 0.5, 0.7)]), (after, [("m", 0.6, 0.65)])):
+        folder.mkdir()
+        rows = [
+            {"name": n, "DOC": d, "MK": 1.0, "MV": 0.8, "WV": w, "micro_f1": 0.9}
+            for n, d, w in models
+        ]
+        (folder / "run.json").write_text(json.dumps({"task": "structbench", "models": rows}))
+    diff = compare_runs(before, after)["models"]["m"]
+    # overall is WV: 0.65 - 0.70 = -0.05; DOC 0.6 - 0.5 = +0.1
+    assert diff["overall"]["delta"] == pytest.approx(-0.05)
+    assert diff["metrics"]["DOC"]["delta"] == pytest.approx(0.1)
+    assert diff["metrics"]["MK"]["delta"] == 0.0

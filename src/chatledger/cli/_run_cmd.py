@@ -113,7 +113,7 @@ def compare_command(
         table.add_column("Δ", justify="right")
         o = entry["overall"]
         table.add_row("overall", _fmt(o["before"]), _fmt(o["after"]), _fmt_delta(o["delta"]))
-        for group in ("layers", "consumers", "fields"):
+        for group in ("layers", "metrics", "consumers", "fields"):
             if entry[group]:
                 table.add_section()
             for key, d in entry[group].items():

@@ -27,15 +27,27 @@ def _delta(a: float | None, b: float | None) -> dict[str, float | None]:
     return {"before": a, "after": b, "delta": diff}
 
 
+STRUCTBENCH_METRICS = ("DOC", "MK", "MV", "WV", "micro_f1")
+
+
+def _normalised(model: dict[str, Any]) -> dict[str, Any]:
+    """A structbench row compared like a conversation model: overall = WV, metrics as a group."""
+    if "overall" in model or "WV" not in model:
+        return model
+    metrics = {k: model[k] for k in STRUCTBENCH_METRICS if isinstance(model.get(k), int | float)}
+    return {**model, "overall": model["WV"], "metrics": metrics}
+
+
 def compare_runs(before_dir: str | Path, after_dir: str | Path) -> dict[str, Any]:
-    """Per model present in either run: overall, layer, field and consumer scores before/after."""
-    before = {m["name"]: m for m in load_run_json(before_dir)["models"]}
-    after = {m["name"]: m for m in load_run_json(after_dir)["models"]}
+    """Per model present in either run: overall, layer, field and consumer scores before/after
+    (for structbench runs: DOC, MK, MV, WV and micro F1, with WV as the overall score)."""
+    before = {m["name"]: _normalised(m) for m in load_run_json(before_dir)["models"]}
+    after = {m["name"]: _normalised(m) for m in load_run_json(after_dir)["models"]}
     models: dict[str, Any] = {}
     for name in [*before, *(n for n in after if n not in before)]:
         a, b = before.get(name, {}), after.get(name, {})
         entry: dict[str, Any] = {"overall": _delta(a.get("overall"), b.get("overall"))}
-        for group in ("layers", "fields", "consumers"):
+        for group in ("layers", "metrics", "fields", "consumers"):
             ga, gb = a.get(group, {}), b.get(group, {})
             keys = [*ga, *(k for k in gb if k not in ga)]
             entry[group] = {k: _delta(ga.get(k), gb.get(k)) for k in keys}
