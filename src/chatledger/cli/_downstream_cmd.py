@@ -176,7 +176,7 @@ def pipeline_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Print, as Markdown, what the downstream consumers make of one model's extractions
-    (``--format json``: every consumer's events as JSON)."""
+    (with --format json: every consumer's events as JSON)."""
     chunk_list = read_chunks(chunks)
     loaded = read_extractions(extractions)
     if output_format is OutputFormat.json:
