@@ -281,7 +281,7 @@ def test_model_judge_options_are_checked(server: FakeLLMServer, tmp_path: Path) 
     from chatledger.core import InputError
 
     judges = [{"name": "A", "model": "anthropic:claude-haiku-4-5", "options": {"colour": "red"}}]
-    with pytest.raises(InputError, match=r"\[judges.0\]: option colour: Extra inputs"):
+    with pytest.raises(InputError, match=r"\[judges.0\]: option colour: unknown key"):
         execute_run(load_run_config(_run_config(tmp_path, judges, 1)), tmp_path / "out")
     assert server.calls() == 0
 

@@ -1,7 +1,7 @@
 """Dependency-free types of ChatLedger: chunks, extraction schema, records, field table."""
 
 from chatledger.core._chunk import Chunk, Message
-from chatledger.core._errors import ChatLedgerError, InputError
+from chatledger.core._errors import ChatLedgerError, InputError, first_validation_error
 from chatledger.core._fields import (
     CONFIDENCE_FIELDS,
     FIELDS_V1,
@@ -74,4 +74,5 @@ __all__ = [
     "Vocabulary",
     "WarningItem",
     "extraction_json_schema",
+    "first_validation_error",
 ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import ValidationError
+
 
 class ChatLedgerError(Exception):
     """A problem with the user's input or configuration; the CLI prints it without a traceback."""
@@ -35,3 +37,19 @@ class InputError(ChatLedgerError):
         if self.field:
             where = f"{where} [{self.field}]" if where else f"[{self.field}]"
         return f"{where}: {self.detail}" if where else self.detail
+
+
+def first_validation_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
+    """(dot path of the first error, a readable message) for a pydantic ValidationError.
+
+    The path starts with ``prefix`` when given; the message drops pydantic's "Value error, "
+    lead-in, says "unknown key" for a forbidden extra key, and counts the other errors.
+    """
+    err = exc.errors(include_url=False)[0]
+    parts = [prefix] if prefix else []
+    parts.extend(str(p) for p in err["loc"])
+    message = "unknown key" if err["type"] == "extra_forbidden" else str(err["msg"])
+    message = message.removeprefix("Value error, ")
+    if exc.error_count() > 1:
+        message += f" (+{exc.error_count() - 1} more)"
+    return ".".join(parts), message

@@ -28,22 +28,11 @@ from chatledger.core import (
     RecordStatus,
     Usage,
     Vocabulary,
+    first_validation_error,
 )
 
 _CHUNK_ID = re.compile(r'"chunk_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _SAMPLE = re.compile(r'"sample"\s*:\s*([0-9]+)')
-
-
-def _loc(loc: tuple[int | str, ...], prefix: str = "") -> str:
-    parts = [prefix] if prefix else []
-    parts.extend(str(p) for p in loc)
-    return ".".join(parts)
-
-
-def _first_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
-    err = exc.errors(include_url=False)[0]
-    extra = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return _loc(tuple(err["loc"]), prefix), f"{err['msg']}{extra}"
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -76,7 +65,7 @@ def read_chunks(path: str | Path) -> list[Chunk]:
         try:
             chunk = Chunk.model_validate(data)
         except ValidationError as exc:
-            where, msg = _first_error(exc)
+            where, msg = first_validation_error(exc)
             raise InputError(msg, path=path, line=number, field=where) from None
         if chunk.chunk_id in first_line:
             raise InputError(
@@ -188,12 +177,12 @@ def _parse_line(
     try:
         extraction = ExtractionV3.model_validate(raw, context=context)
     except ValidationError as exc:
-        where, msg = _first_error(exc, "extraction")
+        where, msg = first_validation_error(exc, "extraction")
         return invalid(chunk_id, model, where, msg)
     try:
         usage = Usage.model_validate(data.get("usage") or {})
     except ValidationError as exc:
-        where, msg = _first_error(exc, "usage")
+        where, msg = first_validation_error(exc, "usage")
         return invalid(chunk_id, model, where, msg)
     covers = data.get("covers")
     if covers is not None and (

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from chatledger.core import ExtractionV3, InputError
+from chatledger.core import ExtractionV3, InputError, first_validation_error
 from chatledger.providers import Completion, PriceTable
 
 log = logging.getLogger("chatledger.extraction")
@@ -48,9 +48,8 @@ def extraction_line(
         try:
             extraction = ExtractionV3.model_validate(completion.parsed).model_dump(mode="json")
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(root)"
-            error = f"the JSON is not a valid extraction at {where}: {first['msg']}"
+            where, msg = first_validation_error(exc)
+            error = f"the JSON is not a valid extraction at {where or '(root)'}: {msg}"
     usage = completion.usage().model_dump(mode="json")
     usage["calls"] = completion.calls
     usage["cached"] = completion.cached

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from chatledger.core import Chunk, ExtractionV3, InputError
+from chatledger.core import Chunk, ExtractionV3, InputError, first_validation_error
 from chatledger.extractors._affect import find_arc, find_phases, find_tone
 from chatledger.extractors._commitments import Commitments, find_action_items, find_decisions
 from chatledger.extractors._mentions import find_entities, find_links, find_topics
@@ -150,7 +150,6 @@ def _read_chunks(path: Path) -> list[Chunk]:
             try:
                 chunks.append(Chunk.model_validate_json(text))
             except ValidationError as exc:
-                error = exc.errors(include_url=False)[0]
-                where = ".".join(str(p) for p in error["loc"])
-                raise InputError(error["msg"], path=path, line=number, field=where) from None
+                where, msg = first_validation_error(exc)
+                raise InputError(msg, path=path, line=number, field=where) from None
     return chunks

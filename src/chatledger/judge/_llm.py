@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from chatledger.core import ChatLedgerError, Chunk, ExtractionV3, Registry
+from chatledger.core import ChatLedgerError, Chunk, ExtractionV3, Registry, first_validation_error
 from chatledger.judge._base import Judge
 from chatledger.judge._items import judged_items, render_conversation
 from chatledger.judge._verdict import ISSUE_LABELS, Verdict
@@ -138,9 +138,8 @@ class LLMJudge(Judge):
         try:
             parsed = LLMJudgeOptions.model_validate(dict(options))
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ValueError(f"option {where}: {first['msg']}") from None
+            where, msg = first_validation_error(exc)
+            raise ValueError(f"option {where}: {msg}") from None
         return cls(
             model,
             name=name,

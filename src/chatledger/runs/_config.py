@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from chatledger.core import InputError
+from chatledger.core import InputError, first_validation_error
 from chatledger.extraction import DEFAULT_MAX_TOKENS, PROMPT_STYLES
 from chatledger.providers import parse_model_id
 from chatledger.runs._stats import StatsOptions
@@ -225,11 +225,7 @@ def load_run_config(path: str | Path) -> LoadedRunConfig:
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
+        where, msg = first_validation_error(exc)
         raise InputError(msg, path=path, field=where or None) from None
     base = path.parent
     chunks = resolve_inside(base, config.chunks, what="chunks", config_path=path)

@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from chatledger.core import Chunk, ExtractionRecord, InputError, RecordStatus
+from chatledger.core import (
+    Chunk,
+    ExtractionRecord,
+    InputError,
+    RecordStatus,
+    first_validation_error,
+)
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.downstream import DownstreamReport, run_downstream
 from chatledger.judge import JUDGES, MODEL_JUDGES, Judge
@@ -477,10 +483,8 @@ def _scoring_config(loaded: LoadedRunConfig) -> ScoringConfig:
     try:
         return ScoringConfig.from_mapping(data, schema_version=config.schema_version)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"]) or "weights.fields"
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        raise InputError(msg, path=loaded.path, field=where) from None
+        where, msg = first_validation_error(exc)
+        raise InputError(msg, path=loaded.path, field=where or "weights.fields") from None
     except ValueError as exc:
         raise InputError(str(exc), path=loaded.path, field="weights.fields") from None
 

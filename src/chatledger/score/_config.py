@@ -10,7 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from chatledger.core import SCHEMA_FIELDS, SCHEMA_WEIGHTS, InputError
+from chatledger.core import SCHEMA_FIELDS, SCHEMA_WEIGHTS, InputError, first_validation_error
 from chatledger.matching import MATCHERS
 
 WEIGHT_TOLERANCE = 1e-6
@@ -122,10 +122,7 @@ def load_scoring_config(
     try:
         return ScoringConfig.from_mapping(data, schema_version=schema_version, matcher=matcher)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise InputError(
-            str(err["msg"]).removeprefix("Value error, "), path=path, field=where or None
-        ) from None
+        where, msg = first_validation_error(exc)
+        raise InputError(msg, path=path, field=where or None) from None
     except ValueError as exc:
         raise InputError(str(exc), path=path) from None
