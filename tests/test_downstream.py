@@ -733,3 +733,22 @@ def test_cli_pipeline_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert "#### 2026-04-10" in out
     assert "- decision: Drop the ballad from Saturday's set and try it as an encore" in out
     assert "- action: Jordan Pike: Print the new setlist" in out
+
+
+def test_per_conversation_outputs_merge_to_the_whole_run(tmp_path: Path) -> None:
+    """Consumers read each conversation on its own: building per conversation and merging
+    gives exactly what building over the whole run gives (the run reuses this)."""
+    from chatledger.demo import write_bundled_corpus
+    from chatledger.downstream import build_outputs, compare_outputs, merge_outputs
+    from chatledger.simulate import simulate_records
+
+    chunks_path, gold_path = write_bundled_corpus(tmp_path)
+    chunks = read_chunks(chunks_path)
+    gold = read_extractions(gold_path).records
+    challenger = simulate_records(gold, chunks, [("drop", 0.3), ("flip_polarity", 0.3)], seed=4)
+    whole = run_downstream(chunks, gold, challenger)
+    merged = compare_outputs(
+        merge_outputs(build_outputs(chunks, gold)), merge_outputs(build_outputs(chunks, challenger))
+    )
+    assert merged.to_dict() == whole.to_dict()
+    assert 0.0 < whole.downstream_composite < 1.0

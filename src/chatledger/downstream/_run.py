@@ -83,6 +83,56 @@ class DownstreamReport:
         }
 
 
+ConsumerOutputs = dict[str, ConsumerOutput[Any]]
+
+
+def build_outputs(
+    chunks: Sequence[Chunk], records: Mapping[str, ExtractionRecord]
+) -> dict[str, ConsumerOutputs]:
+    """Every consumer's output for each conversation of one model (conversation id → name →
+    output). Consumers read each conversation on its own, so a run can build the reference's
+    outputs once and reuse them for every challenger and for per-conversation agreement."""
+    return {
+        view.conversation_id: {name: get_consumer(name).build([view]) for name in CONSUMER_NAMES}
+        for view in build_conversations(chunks, records)
+    }
+
+
+def merge_outputs(per_conversation: Mapping[str, ConsumerOutputs]) -> ConsumerOutputs:
+    """The outputs of all conversations as one (what ``build`` over all of them gives)."""
+    merged: ConsumerOutputs = {}
+    for name in CONSUMER_NAMES:
+        parts = [outputs[name] for outputs in per_conversation.values()]
+        merged[name] = ConsumerOutput(
+            name,
+            tuple(e for part in parts for e in part.events),
+            tuple(c for part in parts for c in part.chunks),
+        )
+    return merged
+
+
+def compare_outputs(
+    reference: ConsumerOutputs,
+    challenger: ConsumerOutputs,
+    weights: Mapping[str, float] | None = None,
+) -> DownstreamReport:
+    """Agreement of each consumer's challenger output with the reference's, and the composite.
+
+    The composite is the weighted mean of the five agreements (:func:`resolve_weights`); each
+    consumer's reported weight is its share of the total.
+    """
+    raw = resolve_weights(weights)
+    total = sum(raw.values())
+    results: dict[str, ConsumerResult] = {}
+    for name in CONSUMER_NAMES:
+        ref_out, chal_out = reference[name], challenger[name]
+        agreement = get_consumer(name).agreement(ref_out, chal_out)
+        results[name] = ConsumerResult(name, raw[name] / total, agreement, ref_out, chal_out)
+    # Σ w·a / Σ w over the raw weights: identical agreements of 1.0 give exactly 1.0.
+    composite = sum(raw[name] * r.agreement for name, r in results.items()) / total
+    return DownstreamReport(results, composite)
+
+
 def run_downstream(
     chunks: Sequence[Chunk],
     reference_records: Mapping[str, ExtractionRecord],
@@ -92,23 +142,12 @@ def run_downstream(
     """Run the five consumers on the reference's and the challenger's extractions and compare.
 
     Chunks whose record is missing or not ``ok`` are read as empty extractions on that side.
-    The composite is the weighted mean of the five agreements (:func:`resolve_weights`); each
-    consumer's reported weight is its share of the total.
     """
     if not chunks:
         raise InputError("no chunks to run the downstream consumers on")
-    raw = resolve_weights(weights)
-    total = sum(raw.values())
+    resolve_weights(weights)  # bad weights fail before any work
     reference_view = build_conversations(chunks, reference_records)
     challenger_view = build_conversations(chunks, challenger_records)
-    results: dict[str, ConsumerResult] = {}
-    for name in CONSUMER_NAMES:
-        consumer = get_consumer(name)
-        ref_out = consumer.build(reference_view)
-        chal_out = consumer.build(challenger_view)
-        results[name] = ConsumerResult(
-            name, raw[name] / total, consumer.agreement(ref_out, chal_out), ref_out, chal_out
-        )
-    # Σ w·a / Σ w over the raw weights: identical agreements of 1.0 give exactly 1.0.
-    composite = sum(raw[name] * r.agreement for name, r in results.items()) / total
-    return DownstreamReport(results, composite)
+    reference = {name: get_consumer(name).build(reference_view) for name in CONSUMER_NAMES}
+    challenger = {name: get_consumer(name).build(challenger_view) for name in CONSUMER_NAMES}
+    return compare_outputs(reference, challenger, weights)

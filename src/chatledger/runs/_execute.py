@@ -21,13 +21,18 @@ from pydantic import ValidationError
 
 from chatledger.core import (
     Chunk,
-    ExtractionRecord,
     InputError,
     RecordStatus,
     first_validation_error,
 )
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
-from chatledger.downstream import DownstreamReport, run_downstream
+from chatledger.downstream import (
+    ConsumerOutputs,
+    DownstreamReport,
+    build_outputs,
+    compare_outputs,
+    merge_outputs,
+)
 from chatledger.judge import JUDGES, MODEL_JUDGES, Judge
 from chatledger.providers import Provider, ProviderHub
 from chatledger.runs._config import LoadedRunConfig, RunConfig
@@ -259,6 +264,12 @@ def _execute(
     models: list[ModelSummary] = []
     downstream_out: dict[str, Any] = {}
     seen: set[str] = {reference_name}
+    # The reference's downstream outputs, built once and compared with every challenger's.
+    reference_outputs = None
+    if "downstream" in config.layers:
+        t0 = time.perf_counter()
+        reference_outputs = build_outputs(chunks, reference.records)
+        timings["downstream_s"] += time.perf_counter() - t0
     series: list[ModelSeries] = []
     steps = len(challenger_paths) * len(config.layers)
     done = 0
@@ -278,8 +289,8 @@ def _execute(
                     field=f"challengers.{index}",
                 )
             seen.add(name)
-            summary, rows, downstream = _score_challenger(
-                name, source, reference, chunks, scoring, loaded, timings
+            summary, rows, downstream, downstream_chunks = _score_challenger(
+                name, source, reference, chunks, scoring, loaded, timings, reference_outputs
             )
             if source.sample_count > 1:
                 variance[name] = sample_variance(
@@ -299,12 +310,8 @@ def _execute(
                 summary.layers["judge"] = judged.composite
                 summary.judge = judged.to_dict()
                 model_series.layers["judge"] = judge_series(chunks, judged)
-            if "downstream" in config.layers:
-                t0 = time.perf_counter()
-                model_series.layers["downstream"] = downstream_by_chunk(
-                    chunks, reference.records, source.records, config.weights.consumers
-                )
-                timings["downstream_s"] += time.perf_counter() - t0
+            if downstream_chunks is not None:
+                model_series.layers["downstream"] = downstream_chunks
             model_series.layer_scores = dict(summary.layers)
             series.append(model_series)
             for layer in config.layers:
@@ -395,17 +402,14 @@ def judge_series(chunks: list[Chunk], judged: JudgeLayerResult) -> FloatArray:
 
 def downstream_by_chunk(
     chunks: list[Chunk],
-    reference: Mapping[str, ExtractionRecord],
-    challenger: Mapping[str, ExtractionRecord],
+    reference: Mapping[str, ConsumerOutputs],
+    challenger: Mapping[str, ConsumerOutputs],
     weights: Mapping[str, float] | None,
 ) -> FloatArray:
     """Each chunk carries the downstream composite of its own conversation."""
-    by_conversation: dict[str, list[Chunk]] = {}
-    for chunk in chunks:
-        by_conversation.setdefault(chunk.conversation_id, []).append(chunk)
     agreement = {
-        conv: run_downstream(members, reference, challenger, weights=weights).downstream_composite
-        for conv, members in by_conversation.items()
+        conv: compare_outputs(reference[conv], challenger[conv], weights).downstream_composite
+        for conv in reference
     }
     return np.array([agreement[c.conversation_id] for c in chunks], dtype=np.float64)
 
@@ -497,7 +501,8 @@ def _score_challenger(
     scoring: ScoringConfig,
     loaded: LoadedRunConfig,
     timings: dict[str, float],
-) -> tuple[ModelSummary, list[Row], dict[str, Any] | None]:
+    reference_outputs: dict[str, ConsumerOutputs] | None,
+) -> tuple[ModelSummary, list[Row], dict[str, Any] | None, FloatArray | None]:
     config = loaded.config
     rows: list[Row] = []
     layers: dict[str, float] = {}
@@ -533,11 +538,15 @@ def _score_challenger(
         invalid = source.invalid_count
         missing = sum(1 for c in chunks if c.chunk_id not in source.records)
         validity = (len(chunks) - invalid - missing) / len(chunks)
-    if "downstream" in config.layers:
+    per_chunk: FloatArray | None = None
+    if "downstream" in config.layers and reference_outputs is not None:
         t0 = time.perf_counter()
-        down = run_downstream(
-            chunks, reference.records, source.records, weights=config.weights.consumers
+        weights = config.weights.consumers
+        challenger_outputs = build_outputs(chunks, source.records)
+        down = compare_outputs(
+            merge_outputs(reference_outputs), merge_outputs(challenger_outputs), weights
         )
+        per_chunk = downstream_by_chunk(chunks, reference_outputs, challenger_outputs, weights)
         timings["downstream_s"] += time.perf_counter() - t0
         rows.extend(downstream_rows(name, down))
         layers["downstream"] = down.downstream_composite
@@ -560,7 +569,7 @@ def _score_challenger(
         calibration=calibration,
         field_components=components,
     )
-    return summary, rows, downstream
+    return summary, rows, downstream, per_chunk
 
 
 def _run_json(
