@@ -281,3 +281,21 @@ def test_a_missing_sdk_says_which_extra_to_install(
     hub = ProviderHub(base_urls={"anthropic": "http://127.0.0.1:9", "openai": "http://127.0.0.1:9"})
     with pytest.raises(ProviderError, match=rf"pip install 'chatledger\[{extra}\]'"):
         asyncio.run(hub.complete(CompletionRequest.from_prompt(model, "hi")))
+
+
+def test_run_sync_works_with_and_without_a_running_loop() -> None:
+    import asyncio
+
+    from chatledger.providers import run_sync
+
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    assert run_sync(answer()) == 42  # no loop: plain asyncio.run
+
+    async def inside_a_notebook() -> int:
+        # asyncio.run would raise here ("cannot be called from a running event loop").
+        return run_sync(answer())
+
+    assert asyncio.run(inside_a_notebook()) == 42

@@ -36,6 +36,7 @@ from chatledger.providers import (
     ProviderError,
     ProviderHub,
     parse_model_id,
+    run_sync,
 )
 
 log = logging.getLogger("chatledger.extraction")
@@ -252,7 +253,7 @@ def extract_chunks(
     **kwargs: Any,
 ) -> ExtractionSummary:
     """:func:`aextract_chunks` on a fresh event loop (for scripts and the CLI)."""
-    return asyncio.run(aextract_chunks(model_id, chunks, out_path, **kwargs))
+    return run_sync(aextract_chunks(model_id, chunks, out_path, **kwargs))
 
 
 def _account(progress: ExtractionProgress, *, completion_usage: dict[str, Any], calls: int) -> None:

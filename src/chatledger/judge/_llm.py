@@ -34,6 +34,7 @@ from chatledger.providers import (
     ProviderError,
     ProviderHub,
     parse_model_id,
+    run_sync,
 )
 
 log = logging.getLogger("chatledger.judge")
@@ -165,7 +166,7 @@ class LLMJudge(Judge):
         )
 
     def judge_many(self, pairs: Sequence[tuple[Chunk, ExtractionV3]]) -> list[Verdict | None]:
-        return asyncio.run(self.ajudge_many(pairs))
+        return run_sync(self.ajudge_many(pairs))
 
     async def ajudge_many(
         self, pairs: Sequence[tuple[Chunk, ExtractionV3]]

@@ -32,6 +32,7 @@ from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvide
 from chatledger.providers._pricing import ModelPrice, PriceTable
 from chatledger.providers._settings import CallSettings
 from chatledger.providers._structured import check_reply, extract_json, validator_for
+from chatledger.providers._sync import run_sync
 from chatledger.providers._types import ChatMessage, Completion, CompletionRequest, OutputSchema
 
 __all__ = [
@@ -70,5 +71,6 @@ __all__ = [
     "default_cache_dir",
     "extract_json",
     "parse_model_id",
+    "run_sync",
     "validator_for",
 ]

@@ -34,6 +34,7 @@ from chatledger.providers import (
     CompletionCache,
     ProviderHub,
     parse_model_id,
+    run_sync,
 )
 from chatledger.runs._config import LoadedRunConfig, ModelSource
 from chatledger.score import ScoreReport, ScoringConfig, score_records
@@ -71,7 +72,7 @@ class ModelCalls:
     def close(self) -> None:
         if not self.owns_hub:
             return
-        asyncio.run(self.hub.aclose())
+        run_sync(self.hub.aclose())
         if self.hub.cache is not None:
             self.hub.cache.close()
 
@@ -150,7 +151,7 @@ def run_extractions(
     """Extract every planned source (all at once); raise if any stopped or failed."""
     if not planned:
         return []
-    summaries = asyncio.run(_extract_all(planned, chunks, calls.hub, on_progress))
+    summaries = run_sync(_extract_all(planned, chunks, calls.hub, on_progress))
     for summary in summaries:
         if summary.stopped is not None:
             written = sum(s.progress.written for s in summaries)
