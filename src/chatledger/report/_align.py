@@ -12,15 +12,20 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-
 from chatledger.core import Chunk, ExtractionV3
-from chatledger.matching import assign, get_matcher, preprocess
-from chatledger.score import ChunkContext, ScoringConfig, ScoringContext, normalise_url
+from chatledger.matching import get_matcher, preprocess
+from chatledger.score import (
+    ChunkContext,
+    ScoringConfig,
+    ScoringContext,
+    normalise_url,
+    pair_entities,
+    pair_phases,
+    pair_turning_points,
+)
 
 # The scorers' own pairing rules for phases and turning points (private to score: reused, not
 # re-implemented, so the report can never disagree with the score).
-from chatledger.score._fields import _position_cutoff, _position_similarity, _range_iou
 
 Status = Literal["match", "differs", "missed", "invented", "duplicate"]
 
@@ -217,20 +222,11 @@ def _text_rows(key: str, ref: list[str], pred: list[str], ctx: ScoringContext) -
 
 def _entity_rows(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> list[Row]:
     """The entity scorer's pairing: name fuzzy ≥ cutoff and the same type, exact names first."""
-    pairs: dict[int, tuple[int, float | None]] = {}
-    if ref.entities and pred.entities:
-        ref_names = preprocess([x.name for x in ref.entities])
-        pred_names = preprocess([x.name for x in pred.entities])
-        scores = ctx.matcher.matrix(ref_names, pred_names)
-        same_type = np.array(
-            [[a.type == b.type for b in pred.entities] for a in ref.entities], dtype=bool
-        )
-        exact = np.array([[a == b for b in pred_names] for a in ref_names], dtype=bool)
-        scores = np.where(same_type, scores, 0.0)
-        cutoff = 100.0 * ctx.config.thresholds.entity
-        rows, cols = assign(scores, cutoff, bonus=0.5 * exact)
-        for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-            pairs[i] = (j, float(scores[i, j]))
+    pairing = pair_entities(ref.entities, pred.entities, ctx)
+    pairs: dict[int, tuple[int, float | None]] = {
+        i: (j, sim)
+        for i, j, sim in zip(pairing.rows, pairing.cols, pairing.similarity, strict=True)
+    }
     return _unpaired(len(ref.entities), len(pred.entities), pairs)
 
 
@@ -279,9 +275,7 @@ def _arc_rows(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> lis
     pred_ids = [t.message_id for t in b.turning_points]
     pairs: dict[int, tuple[int, float | None]] = {}
     if ref_ids and pred_ids:
-        window = ctx.config.thresholds.turning_point_window
-        scores = _position_similarity(ref_ids, pred_ids, ctx, window)
-        found, cols = assign(scores, _position_cutoff(window))
+        found, cols = pair_turning_points(ref_ids, pred_ids, ctx)
         pairs = {i: (j, None) for i, j in zip(found.tolist(), cols.tolist(), strict=True)}
     offset = len(ARC_SLOTS)
     for row in _unpaired(len(ref_ids), len(pred_ids), pairs):
@@ -299,13 +293,7 @@ def _phase_rows(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> l
     """The phase scorer's pairing: the same label, the best range overlap among candidates."""
     a, b = ref.conversation_phases, pred.conversation_phases
     pairs: dict[int, tuple[int, float | None]] = {}
-    if a and b:
-        weights = np.zeros((len(a), len(b)), dtype=np.float64)
-        for i, pa in enumerate(a):
-            for j, pb in enumerate(b):
-                if pa.phase == pb.phase:
-                    weights[i, j] = 1.0 + 99.0 * _range_iou(pa, pb, ctx)
-        rows, cols = assign(weights, 1.0)
-        for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-            pairs[i] = (j, (float(weights[i, j]) - 1.0) / 99.0 * 100.0)  # range overlap, %
+    rows, cols, ious = pair_phases(a, b, ctx)
+    for i, j, iou in zip(rows, cols, ious, strict=True):
+        pairs[i] = (j, iou * 100.0)  # range overlap, %
     return _unpaired(len(a), len(b), pairs)

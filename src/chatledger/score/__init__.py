@@ -5,6 +5,13 @@ from chatledger.score._calibration import expected_calibration_error, reliabilit
 from chatledger.score._config import ScoringConfig, Thresholds, load_scoring_config
 from chatledger.score._context import ChunkContext, ScoringContext
 from chatledger.score._fields import f1, jaccard, normalise_url
+from chatledger.score._pairing import (
+    EntityPairing,
+    pair_entities,
+    pair_phases,
+    pair_turning_points,
+    range_iou,
+)
 from chatledger.score._run import ChunkResult, FieldSummary, ScoreReport, score_chunk, score_records
 from chatledger.score._types import FIELD_SCORERS, FieldScore, ScorerSpec, field_scorer
 
@@ -12,6 +19,7 @@ __all__ = [
     "FIELD_SCORERS",
     "ChunkContext",
     "ChunkResult",
+    "EntityPairing",
     "FieldScore",
     "FieldSummary",
     "ScoreReport",
@@ -25,6 +33,10 @@ __all__ = [
     "jaccard",
     "load_scoring_config",
     "normalise_url",
+    "pair_entities",
+    "pair_phases",
+    "pair_turning_points",
+    "range_iou",
     "reliability_bins",
     "score_chunk",
     "score_records",

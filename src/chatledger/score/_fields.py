@@ -14,10 +14,11 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz.utils import default_process
 
-from chatledger.core import CONFIDENCE_FIELDS, ExtractionV3, Phase
-from chatledger.matching import FloatMatrix, assign, preprocess
+from chatledger.core import CONFIDENCE_FIELDS, ExtractionV3
+from chatledger.matching import preprocess
 from chatledger.score._calibration import expected_calibration_error
 from chatledger.score._context import ScoringContext
+from chatledger.score._pairing import pair_entities, pair_phases, pair_turning_points
 from chatledger.score._types import FieldScore, field_scorer
 
 PR = ("precision", "recall")
@@ -74,20 +75,11 @@ def score_entities(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
         return FieldScore.agree(names)
     if not n_ref or not n_pred:
         return FieldScore.zero(names, n_ref, n_pred)
-    ref_names = preprocess([e.name for e in ref.entities])
-    pred_names = preprocess([e.name for e in pred.entities])
-    scores = ctx.matcher.matrix(ref_names, pred_names)
-    pred_types = [b.type for b in pred.entities]
-    same_type = np.array([[a.type == t for t in pred_types] for a in ref.entities], dtype=bool)
-    exact = np.array([[a == b for b in pred_names] for a in ref_names], dtype=bool)
-    scores = np.where(same_type, scores, 0.0)
-    # Prefer exact-name partners among equally good matches (never changes the match count).
-    rows, cols = assign(scores, 100.0 * ctx.config.thresholds.entity, bonus=0.5 * exact)
-    pairs = zip(rows.tolist(), cols.tolist(), strict=True)
-    exact_hits = float(sum(ref_names[i] == pred_names[j] for i, j in pairs))
-    credit = exact_hits + 0.5 * (len(rows) - exact_hits)
+    pairing = pair_entities(ref.entities, pred.entities, ctx)
+    exact_hits = float(sum(pairing.exact))
+    credit = exact_hits + 0.5 * (len(pairing.rows) - exact_hits)
     p, r, score = f1(credit, n_pred, n_ref)
-    share = exact_hits / len(rows) if len(rows) else 0.0
+    share = exact_hits / len(pairing.rows) if pairing.rows else 0.0
     return FieldScore(score, {"precision": p, "recall": r, "exact_share": share}, n_ref, n_pred)
 
 
@@ -335,12 +327,10 @@ def score_emotional_arc(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringConte
         return FieldScore.zero(names, int(a is not None), int(b is not None))
     ref_ids = [t.message_id for t in a.turning_points]
     pred_ids = [t.message_id for t in b.turning_points]
-    window = ctx.config.thresholds.turning_point_window
     if not ref_ids and not pred_ids:
         tp = 1.0
     else:
-        scores = _position_similarity(ref_ids, pred_ids, ctx, window)
-        rows, _ = assign(scores, _position_cutoff(window))
+        rows, _ = pair_turning_points(ref_ids, pred_ids, ctx)
         tp = f1(len(rows), len(pred_ids), len(ref_ids))[2]
     comps = {
         "opening": float(a.opening_mood == b.opening_mood),
@@ -349,28 +339,6 @@ def score_emotional_arc(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringConte
         "turning_points_f1": tp,
     }
     return FieldScore(sum(comps.values()) / 4.0, comps, 1, 1)
-
-
-def _position_cutoff(window: int) -> float:
-    return 100.0 / (window + 1) - 1e-9
-
-
-def _position_similarity(
-    ref_ids: list[str], pred_ids: list[str], ctx: ScoringContext, window: int
-) -> FloatMatrix:
-    """100 for the same message, falling linearly to 100/(window+1) at ``window`` positions away."""
-    positions = ctx.chunk.positions
-    scores = np.zeros((len(ref_ids), len(pred_ids)), dtype=np.float64)
-    for i, a in enumerate(ref_ids):
-        pa = positions.get(a)
-        for j, b in enumerate(pred_ids):
-            if a == b:
-                scores[i, j] = 100.0
-                continue
-            pb = positions.get(b)
-            if pa is not None and pb is not None and abs(pa - pb) <= window:
-                scores[i, j] = 100.0 * (1.0 - abs(pa - pb) / (window + 1))
-    return scores
 
 
 @field_scorer("conversation_phases", ("phase_f1", "mean_iou"))
@@ -384,37 +352,11 @@ def score_conversation_phases(
         return FieldScore.agree(names)
     if not a or not b:
         return FieldScore.zero(names, len(a), len(b))
-    # Same label is what makes a match (weight ≥ 1); IoU only chooses between candidates.
-    iou: dict[tuple[int, int], float] = {}
-    weights = [[0.0] * len(b) for _ in a]
-    for i, pa in enumerate(a):
-        row = weights[i]
-        for j, pb in enumerate(b):
-            if pa.phase == pb.phase:
-                iou[i, j] = value = _range_iou(pa, pb, ctx)
-                row[j] = 1.0 + 99.0 * value
-    rows, cols = assign(np.array(weights, dtype=np.float64), 1.0)
+    rows, _, ious = pair_phases(a, b, ctx)
     _, _, label_f1 = f1(len(rows), len(b), len(a))
-    mean_iou = _mean(iou[i, j] for i, j in zip(rows.tolist(), cols.tolist(), strict=True))
+    mean_iou = _mean(ious)
     comps = {"phase_f1": label_f1, "mean_iou": mean_iou}
     return FieldScore(0.5 * label_f1 + 0.5 * mean_iou, comps, len(a), len(b))
-
-
-def _range_iou(a: Phase, b: Phase, ctx: ScoringContext) -> float:
-    a_start, a_end = a.start_message_id, a.end_message_id
-    b_start, b_end = b.start_message_id, b.end_message_id
-    if (a_start, a_end) == (b_start, b_end):
-        return 1.0
-    pos = ctx.chunk.positions
-    ends = [pos.get(x) for x in (a_start, a_end, b_start, b_end)]
-    if any(e is None for e in ends):
-        return 0.0
-    s1, e1, s2, e2 = (int(e) for e in ends if e is not None)
-    lo1, hi1 = min(s1, e1), max(s1, e1)
-    lo2, hi2 = min(s2, e2), max(s2, e2)
-    inter = max(0, min(hi1, hi2) - max(lo1, lo2) + 1)
-    union = (hi1 - lo1 + 1) + (hi2 - lo2 + 1) - inter
-    return inter / union
 
 
 @field_scorer("implicit_assumptions", PR)
