@@ -197,3 +197,26 @@ def test_cli_run_bad_config_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.yaml" in err and "Traceback" not in err
+
+
+def test_statistics_land_in_the_score_table(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = execute_run(load_run_config(_config(corpus)), out)
+    table = str(out / "scores.parquet")
+    con = duckdb.connect()
+    diff = con.execute(
+        f"SELECT component, value FROM '{table}' WHERE field = 'paired_difference' "
+        "ORDER BY component"
+    ).fetchall()
+    expected = result.stats["paired_differences"]["cheap|self"]
+    assert dict(diff) == pytest.approx(
+        {k: expected[k] for k in ("difference", "high", "low", "p_value")}
+    )
+    weights = con.execute(
+        f"SELECT field, component FROM '{table}' WHERE layer = 'weights' AND model = '*'"
+    ).fetchall()
+    assert ("fields", "kendall_tau_mean") in weights and ("layers", "p_same_ranking") in weights
+    bounds = con.execute(
+        f"SELECT count(*) FROM '{table}' WHERE component IN ('ci_low', 'ci_high')"
+    ).fetchone()
+    assert bounds is not None and bounds[0] > 0

@@ -328,11 +328,11 @@ def _execute(
                 downstream_out[name] = downstream
         t0 = time.perf_counter()
         stats = compute_run_stats(series, weights_used, scoring.weights, config.stats, config.seed)
-        writer.write(stats_rows(stats))
         if variance:
             stats["repeat_variance"] = variance
         timings["stats_s"] = time.perf_counter() - t0
-    gold = _gold_divergence(loaded, chunks, scoring, reference, config, models)
+        gold = _gold_divergence(loaded, chunks, scoring, reference, config, models)
+        writer.write(stats_rows(stats, gold))
     timings["total_s"] = time.perf_counter() - started
     result = RunResult(
         name=config.name,

@@ -172,8 +172,14 @@ def _sensitivity(
     return result
 
 
-def stats_rows(stats: Mapping[str, Any]) -> list[Row]:
-    """Interval bounds as run-level rows of the score table (component ci_low / ci_high)."""
+PAIR_SEPARATOR = "|"  # a row about two models names them "a|b" in the model column
+
+
+def stats_rows(stats: Mapping[str, Any], human_gold: Mapping[str, Any] | None = None) -> list[Row]:
+    """Every statistic of the run as run-level rows of the score table, so the table alone
+    answers what run.json does: interval bounds (ci_low / ci_high), rank probabilities, paired
+    differences and swap probabilities (model column "a|b"), Kendall's τ and P(same ranking)
+    of the weight sensitivity (model column "*"), repeat variance and human-gold scores."""
     rows: list[Row] = []
     for model, entries in stats.get("intervals", {}).items():
         for key, interval in sorted(entries.items()):
@@ -184,4 +190,29 @@ def stats_rows(stats: Mapping[str, Any]) -> list[Row]:
     for model, probs in stats.get("rank_probabilities", {}).items():
         for rank, p in enumerate(probs, start=1):
             rows.append((model, RUN_LEVEL, "overall", "rank_probability", f"rank_{rank}", p))
+    for pair, diff in stats.get("paired_differences", {}).items():
+        for component in ("difference", "low", "high", "p_value"):
+            value = float(diff[component])
+            rows.append((pair, RUN_LEVEL, "overall", "paired_difference", component, value))
+    for kind, result in stats.get("weight_sensitivity", {}).items():
+        if kind == "layer_simplex":
+            rows.append(("*", RUN_LEVEL, "weights", kind, "share_holding", result["share_holding"]))
+            continue
+        rows.append(
+            ("*", RUN_LEVEL, "weights", kind, "kendall_tau_mean", result["kendall_tau_mean"])
+        )
+        rows.append(("*", RUN_LEVEL, "weights", kind, "p_same_ranking", result["p_same_ranking"]))
+        for pair, p in result["swap_probability"].items():
+            rows.append((pair, RUN_LEVEL, "weights", kind, "swap_probability", float(p)))
+    for model, variance in stats.get("repeat_variance", {}).items():
+        for component in ("mean", "chunk_sd_mean", "sampling_share"):
+            if isinstance(variance.get(component), int | float):
+                value = float(variance[component])
+                rows.append((model, RUN_LEVEL, "extraction", "repeat_variance", component, value))
+    if human_gold:
+        sides = {"__reference__": human_gold["reference"], **human_gold["models"]}
+        for model, result in sides.items():
+            rows.append((model, RUN_LEVEL, "human_gold", "composite", "score", result["composite"]))
+            for fname, value in result["fields"].items():
+                rows.append((model, RUN_LEVEL, "human_gold", fname, "score", float(value)))
     return rows
