@@ -287,7 +287,7 @@ def test_model_judge_options_are_checked(server: FakeLLMServer, tmp_path: Path) 
 
 
 def test_a_model_judge_without_a_name_is_named_by_its_id(tmp_path: Path) -> None:
-    from chatledger.runs._execute import build_judges
+    from chatledger.runs._panel import build_judges
 
     judges = [{"model": "anthropic:claude-haiku-4-5"}, "grounding"]
     built = build_judges(load_run_config(_run_config(tmp_path, judges, 1)))

@@ -8,10 +8,10 @@ from chatledger.runs._config import (
     RunConfig,
     load_run_config,
 )
-from chatledger.runs._execute import (
+from chatledger.runs._execute import execute_run
+from chatledger.runs._results import (
     ModelSummary,
     RunResult,
-    execute_run,
     layer_weights_used,
     overall_composite,
 )

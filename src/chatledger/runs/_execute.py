@@ -11,124 +11,53 @@ import json
 import platform
 import resource
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import ValidationError
 
 from chatledger.core import (
     Chunk,
     InputError,
-    RecordStatus,
     first_validation_error,
 )
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.downstream import (
     ConsumerOutputs,
-    DownstreamReport,
     build_outputs,
     compare_outputs,
     merge_outputs,
 )
-from chatledger.judge import JUDGES, MODEL_JUDGES, Judge
-from chatledger.providers import Provider, ProviderHub
+from chatledger.providers import ProviderHub
 from chatledger.runs._config import LoadedRunConfig, RunConfig
-from chatledger.runs._judging import JudgeLayerResult, judge_challenger, judge_rows
+from chatledger.runs._judging import judge_challenger, judge_rows
 from chatledger.runs._models import (
     ModelCalls,
     plan_extractions,
     run_extractions,
     sample_variance,
 )
+from chatledger.runs._panel import build_judges, judge_entry
+from chatledger.runs._results import (
+    ModelSummary,
+    RunResult,
+    layer_weights_used,
+    overall_composite,
+)
+from chatledger.runs._rows import (
+    downstream_by_chunk,
+    downstream_rows,
+    extraction_rows,
+    judge_series,
+    series_from_rows,
+)
 from chatledger.runs._stats import FloatArray, ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
-from chatledger.score import ScoreReport, ScoringConfig
+from chatledger.score import ScoringConfig
 from chatledger.score import score_records as _score_records
 
 ProgressCallback = Callable[[str, int, int], None]
-
-
-@dataclass
-class ModelSummary:
-    """What the leaderboard and ``run.json`` keep of one challenger."""
-
-    name: str
-    file: str
-    layers: dict[str, float]
-    overall: float
-    layer_weights_used: dict[str, float]
-    fields: dict[str, float]
-    consumers: dict[str, float]
-    chunks: int
-    invalid: int
-    missing: int
-    validity_rate: float
-    usage: dict[str, float]
-    problems: list[str] = field(default_factory=list)
-    judge: dict[str, Any] = field(default_factory=dict)
-    calibration: list[dict[str, float]] = field(default_factory=list)
-    field_components: dict[str, dict[str, float]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "file": self.file,
-            "overall": self.overall,
-            "layers": self.layers,
-            "layer_weights_used": self.layer_weights_used,
-            "fields": self.fields,
-            "consumers": self.consumers,
-            "chunks": self.chunks,
-            "invalid": self.invalid,
-            "missing": self.missing,
-            "validity_rate": self.validity_rate,
-            "usage": self.usage,
-            "judge": self.judge,
-            "calibration": self.calibration,
-            "field_components": self.field_components,
-            "problems": self.problems,
-        }
-
-
-@dataclass
-class RunResult:
-    name: str
-    out_dir: Path
-    layers_run: list[str]
-    layer_weights_used: dict[str, float]
-    renormalisation_note: str | None
-    models: list[ModelSummary]
-    reference_name: str
-    timings: dict[str, float]
-    stats: dict[str, Any] = field(default_factory=dict)
-    human_gold: dict[str, Any] | None = None
-
-    def leaderboard(self) -> list[ModelSummary]:
-        return sorted(self.models, key=lambda m: (-m.overall, m.name))
-
-
-def layer_weights_used(
-    configured: dict[str, float], layers_run: list[str]
-) -> tuple[dict[str, float], str | None]:
-    """Weights of the layers that ran, renormalised to sum to 1, and a note when that happened."""
-    present = {name: configured.get(name, 0.0) for name in layers_run}
-    total = sum(present.values())
-    if total <= 0:
-        raise InputError(f"the layers that ran ({', '.join(layers_run)}) all have weight 0")
-    used = {name: w / total for name, w in present.items()}
-    left_out = [name for name in configured if name not in layers_run and configured[name] > 0]
-    note = None
-    if left_out:
-        shown = ", ".join(f"{k} {v:.3f}" for k, v in used.items())
-        note = f"layer(s) not run: {', '.join(left_out)}; remaining weights renormalised to {shown}"
-    return used, note
-
-
-def overall_composite(layers: dict[str, float], weights: dict[str, float]) -> float:
-    return sum(weights[name] * layers[name] for name in weights)
 
 
 def _usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
@@ -158,39 +87,6 @@ def _usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
             sum(r.usage.input_tokens + r.usage.output_tokens for r in extra)
         )
     return totals
-
-
-def extraction_rows(model: str, report: ScoreReport) -> list[Row]:
-    rows: list[Row] = []
-    weights = {name: s.weight for name, s in report.fields.items()}
-    for chunk in report.chunks:
-        composite = 0.0
-        for name, score in chunk.fields.items():
-            rows.append((model, chunk.chunk_id, "extraction", name, "score", score.score))
-            for comp, value in score.components.items():
-                rows.append((model, chunk.chunk_id, "extraction", name, comp, float(value)))
-            composite += weights[name] * score.score
-        rows.append((model, chunk.chunk_id, "extraction", "composite", "score", composite))
-        valid = 1.0 if chunk.status is RecordStatus.OK else 0.0
-        rows.append((model, chunk.chunk_id, "extraction", "validity", "score", valid))
-    for name, summary in report.fields.items():
-        rows.append((model, RUN_LEVEL, "extraction", name, "score", summary.score))
-        for comp, value in summary.components.items():
-            rows.append((model, RUN_LEVEL, "extraction", name, comp, float(value)))
-    rows.append((model, RUN_LEVEL, "extraction", "composite", "score", report.extraction_composite))
-    return rows
-
-
-def downstream_rows(model: str, report: DownstreamReport) -> list[Row]:
-    rows: list[Row] = []
-    for name, data in report.to_dict()["consumers"].items():
-        for key, value in data.items():
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            component = "score" if key == "agreement" else key
-            rows.append((model, RUN_LEVEL, "downstream", name, component, float(value)))
-    rows.append((model, RUN_LEVEL, "downstream", "composite", "score", report.downstream_composite))
-    return rows
 
 
 def _model_name(source: ExtractionFile, configured: str | None) -> str:
@@ -301,7 +197,7 @@ def _execute(
                     samples=range(source.sample_count),
                     against_label="the reference",
                 )
-            model_series = _series_from_rows(name, chunks, rows, summary)
+            model_series = series_from_rows(name, chunks, rows, summary)
             if judges:
                 t0 = time.perf_counter()
                 judged = judge_challenger(name, judges, chunks, source.records, judgements)
@@ -351,67 +247,10 @@ def _execute(
     run_json = _run_json(result, loaded, reference, len(chunks))
     run_json["reference"]["model"] = config.reference.model
     run_json["reference"]["usage"] = _usage_totals(reference, len(chunks))
-    run_json["judges"] = [_judge_entry(judge) for judge in judges]
+    run_json["judges"] = [judge_entry(judge) for judge in judges]
     run_json["model_calls"] = calls.to_dict() if calls is not None else None
     _write_json(out_dir / "run.json", run_json)
     return result
-
-
-def _judge_entry(judge: Judge) -> dict[str, Any]:
-    """A judge's spec, and for a model judge what it cost."""
-    entry: dict[str, Any] = dict(judge.describe())
-    usage = getattr(judge, "usage", None)
-    if callable(usage):
-        entry["usage"] = usage()
-    return entry
-
-
-def _series_from_rows(
-    name: str, chunks: list[Chunk], rows: list[Row], summary: ModelSummary
-) -> ModelSeries:
-    """Per-chunk layer-1 values of one model, read back from its score rows."""
-    index = {c.chunk_id: i for i, c in enumerate(chunks)}
-    n = len(chunks)
-    fields: dict[str, FloatArray] = {}
-    composite = np.full(n, np.nan)
-    for _model, chunk_id, layer, fname, component, value in rows:
-        if layer != "extraction" or component != "score" or chunk_id not in index:
-            continue
-        if fname == "composite":
-            composite[index[chunk_id]] = value
-        elif fname != "validity":
-            fields.setdefault(fname, np.full(n, np.nan))[index[chunk_id]] = value
-    series = ModelSeries(name=name, fields=fields, field_scores=dict(summary.fields))
-    if summary.fields:
-        series.layers["extraction"] = composite
-    return series
-
-
-def judge_series(chunks: list[Chunk], judged: JudgeLayerResult) -> FloatArray:
-    """Per-chunk judge composite: 0 for an unusable extraction, NaN when unscored."""
-    by_id = {j.chunk_id: j.composite for j in judged.chunks}
-    values = []
-    for chunk in chunks:
-        if chunk.chunk_id not in by_id:
-            values.append(0.0)
-        else:
-            value = by_id[chunk.chunk_id]
-            values.append(np.nan if value is None else value)
-    return np.array(values, dtype=np.float64)
-
-
-def downstream_by_chunk(
-    chunks: list[Chunk],
-    reference: Mapping[str, ConsumerOutputs],
-    challenger: Mapping[str, ConsumerOutputs],
-    weights: Mapping[str, float] | None,
-) -> FloatArray:
-    """Each chunk carries the downstream composite of its own conversation."""
-    agreement = {
-        conv: compare_outputs(reference[conv], challenger[conv], weights).downstream_composite
-        for conv in reference
-    }
-    return np.array([agreement[c.conversation_id] for c in chunks], dtype=np.float64)
 
 
 def _gold_divergence(
@@ -448,33 +287,6 @@ def _gold_divergence(
     }
     ref = against_gold(reference, config.reference.label or reference.model)
     return {"gold": gold_name, "reference": ref, "models": models}
-
-
-def build_judges(loaded: LoadedRunConfig, hub: Provider | None = None) -> list[Judge]:
-    """The panel of the config, each judge rebuilt by name from its spec; a spec with a
-    ``model`` becomes a model judge (``options.kind``, default ``llm``) calling through ``hub``."""
-    judges: list[Judge] = []
-    for index, spec in enumerate(loaded.config.judges):
-        if spec.model is not None:
-            options = dict(spec.options)
-            kind = str(options.pop("kind", "llm"))
-            try:
-                factory = MODEL_JUDGES.get(kind)
-                judges.append(factory(spec.name, spec.model, options, hub))
-            except KeyError as exc:
-                raise InputError(
-                    str(exc.args[0]), path=loaded.path, field=f"judges.{index}.options.kind"
-                ) from None
-            except ValueError as exc:
-                raise InputError(str(exc), path=loaded.path, field=f"judges.{index}") from None
-            continue
-        try:
-            judges.append(JUDGES.get(spec.name)())
-        except KeyError as exc:
-            raise InputError(
-                str(exc.args[0]), path=loaded.path, field=f"judges.{index}.name"
-            ) from None
-    return judges
 
 
 def _scoring_config(loaded: LoadedRunConfig) -> ScoringConfig:

@@ -1,0 +1,91 @@
+"""What a run produces, per model and as a whole, and how layers combine into the overall."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chatledger.core import (
+    InputError,
+)
+
+
+@dataclass
+class ModelSummary:
+    """What the leaderboard and ``run.json`` keep of one challenger."""
+
+    name: str
+    file: str
+    layers: dict[str, float]
+    overall: float
+    layer_weights_used: dict[str, float]
+    fields: dict[str, float]
+    consumers: dict[str, float]
+    chunks: int
+    invalid: int
+    missing: int
+    validity_rate: float
+    usage: dict[str, float]
+    problems: list[str] = field(default_factory=list)
+    judge: dict[str, Any] = field(default_factory=dict)
+    calibration: list[dict[str, float]] = field(default_factory=list)
+    field_components: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "file": self.file,
+            "overall": self.overall,
+            "layers": self.layers,
+            "layer_weights_used": self.layer_weights_used,
+            "fields": self.fields,
+            "consumers": self.consumers,
+            "chunks": self.chunks,
+            "invalid": self.invalid,
+            "missing": self.missing,
+            "validity_rate": self.validity_rate,
+            "usage": self.usage,
+            "judge": self.judge,
+            "calibration": self.calibration,
+            "field_components": self.field_components,
+            "problems": self.problems,
+        }
+
+
+@dataclass
+class RunResult:
+    name: str
+    out_dir: Path
+    layers_run: list[str]
+    layer_weights_used: dict[str, float]
+    renormalisation_note: str | None
+    models: list[ModelSummary]
+    reference_name: str
+    timings: dict[str, float]
+    stats: dict[str, Any] = field(default_factory=dict)
+    human_gold: dict[str, Any] | None = None
+
+    def leaderboard(self) -> list[ModelSummary]:
+        return sorted(self.models, key=lambda m: (-m.overall, m.name))
+
+
+def layer_weights_used(
+    configured: dict[str, float], layers_run: list[str]
+) -> tuple[dict[str, float], str | None]:
+    """Weights of the layers that ran, renormalised to sum to 1, and a note when that happened."""
+    present = {name: configured.get(name, 0.0) for name in layers_run}
+    total = sum(present.values())
+    if total <= 0:
+        raise InputError(f"the layers that ran ({', '.join(layers_run)}) all have weight 0")
+    used = {name: w / total for name, w in present.items()}
+    left_out = [name for name in configured if name not in layers_run and configured[name] > 0]
+    note = None
+    if left_out:
+        shown = ", ".join(f"{k} {v:.3f}" for k, v in used.items())
+        note = f"layer(s) not run: {', '.join(left_out)}; remaining weights renormalised to {shown}"
+    return used, note
+
+
+def overall_composite(layers: dict[str, float], weights: dict[str, float]) -> float:
+    return sum(weights[name] * layers[name] for name in weights)
