@@ -17,34 +17,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from chatledger.core import (
-    Chunk,
-    InputError,
-    first_validation_error,
-)
+from chatledger.core import Chunk, InputError, first_validation_error
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
-from chatledger.downstream import (
-    ConsumerOutputs,
-    build_outputs,
-    compare_outputs,
-    merge_outputs,
-)
+from chatledger.downstream import ConsumerOutputs, build_outputs, compare_outputs, merge_outputs
 from chatledger.providers import ProviderHub
 from chatledger.runs._config import LoadedRunConfig, RunConfig
 from chatledger.runs._judging import judge_challenger, judge_rows
-from chatledger.runs._models import (
-    ModelCalls,
-    plan_extractions,
-    run_extractions,
-    sample_variance,
-)
+from chatledger.runs._models import ModelCalls, plan_extractions, run_extractions, sample_variance
 from chatledger.runs._panel import build_judges, judge_entry
-from chatledger.runs._results import (
-    ModelSummary,
-    RunResult,
-    layer_weights_used,
-    overall_composite,
-)
+from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_composite
 from chatledger.runs._rows import (
     downstream_by_chunk,
     downstream_rows,

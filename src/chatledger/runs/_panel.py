@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatledger.core import (
-    InputError,
-)
+from chatledger.core import InputError
 from chatledger.judge import JUDGES, MODEL_JUDGES, Judge
 from chatledger.providers import Provider
 from chatledger.runs._config import LoadedRunConfig

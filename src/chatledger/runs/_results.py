@@ -6,9 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatledger.core import (
-    InputError,
-)
+from chatledger.core import InputError
 
 
 @dataclass

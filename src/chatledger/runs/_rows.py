@@ -6,15 +6,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from chatledger.core import (
-    Chunk,
-    RecordStatus,
-)
-from chatledger.downstream import (
-    ConsumerOutputs,
-    DownstreamReport,
-    compare_outputs,
-)
+from chatledger.core import Chunk, RecordStatus
+from chatledger.downstream import ConsumerOutputs, DownstreamReport, compare_outputs
 from chatledger.runs._judging import JudgeLayerResult
 from chatledger.runs._results import ModelSummary
 from chatledger.runs._stats import FloatArray, ModelSeries
