@@ -63,6 +63,7 @@ class OpenAIProvider(ManagedProvider):
     async def _send(self, call: WireCall) -> RawReply:
         client = await self._client.get()  # raises a clear error when the SDK is missing
         import openai
+        from openai.types.chat import ChatCompletion
 
         messages: list[dict[str, str]] = []
         if call.system:
@@ -85,10 +86,18 @@ class OpenAIProvider(ManagedProvider):
             if call.schema.description:
                 json_schema["description"] = call.schema.description
             kwargs["response_format"] = {"type": "json_schema", "json_schema": json_schema}
-        if call.options:
-            kwargs["extra_body"] = dict(call.options)
+        timeout = kwargs.pop("timeout")
+        body = {**kwargs, **dict(call.options)} if call.options else kwargs
         try:
-            completion = await client.chat.completions.create(**kwargs)
+            # The plain POST of what chat.completions.create sends: the body is already the
+            # wire format, so the SDK's per-call parameter transform (about 1 ms of CPU,
+            # most of a call's cost at high concurrency) is skipped.
+            completion = await client.post(
+                "/chat/completions",
+                body=body,
+                cast_to=ChatCompletion,
+                options={"timeout": timeout, "security": {"bearer_auth": True}},
+            )
         except openai.APIStatusError as exc:
             raise error_for_status(
                 exc.status_code,
