@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from chatledger.core import Registry
-from chatledger.structbench._gen_schema import Schema
+from chatledger.structbench._gen_schema import Schema, root
 
 Record = dict[str, Any]
 DEPTHS = (1, 2, 3, 4)
@@ -23,6 +23,7 @@ class EmailKind(ABC):
     """
 
     name: str
+    title: str  # the schema title, before " (depth N)"
 
     @abstractmethod
     def record(self, rng: random.Random) -> Record: ...
@@ -34,7 +35,11 @@ class EmailKind(ABC):
     def view(self, record: Record, depth: int) -> dict[str, Any]: ...
 
     @abstractmethod
-    def schema(self, depth: int) -> Schema: ...
+    def properties(self, depth: int) -> dict[str, Schema]:
+        """The top-level properties of ``schema(depth)``, in the order of ``view``'s keys."""
+
+    def schema(self, depth: int) -> Schema:
+        return root(f"{self.title} (depth {depth})", self.properties(depth))
 
     def weights(self, depth: int) -> dict[str, float] | None:
         """Dataset weights for this kind at ``depth`` (None: the default rule)."""
@@ -47,6 +52,11 @@ EMAIL_KINDS: Registry[EmailKind] = Registry("email kind")
 def register_kind(kind: EmailKind) -> EmailKind:
     EMAIL_KINDS.register(kind.name)(kind)
     return kind
+
+
+def take(record: Record, *keys: str) -> dict[str, Any]:
+    """The named fields of ``record``, in the order given (values as they are, not copied)."""
+    return {key: record[key] for key in keys}
 
 
 def random_date(rng: random.Random, start: date = date(2025, 9, 1), days: int = 540) -> date:

@@ -45,6 +45,12 @@ def described(schema: Schema, description: str) -> Schema:
     return {**schema, "description": description}
 
 
+# Shapes several kinds share.
+PERSON: Schema = obj({"name": STRING, "email": EMAIL})
+ADDRESS: Schema = obj({"street": STRING, "city": STRING, "postal_code": STRING, "country": STRING})
+PRICE: dict[str, Schema] = {"total": NUMBER, "currency": CURRENCY}
+
+
 def root(title: str, properties: dict[str, Schema]) -> Schema:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title} | obj(
         properties

@@ -48,17 +48,27 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
 def read_dataset(path: str | Path) -> list[Document]:
     """Read and check a dataset file; raises :class:`InputError` at the first bad line."""
     path = Path(path)
+    validators = ValidatorCache()
+    numbered = (
+        (number, document_from_dict(data, path=path, line=number, validators=validators))
+        for number, data in _json_lines(path)
+    )
+    return unique_documents(numbered, path=path, none_found="the dataset has no documents")
+
+
+def unique_documents(
+    numbered: Iterable[tuple[int, Document]], *, path: Path, none_found: str
+) -> list[Document]:
+    """The documents in file order; refuses a repeated id (at its line) and an empty file."""
     documents: list[Document] = []
     seen: set[str] = set()
-    validators = ValidatorCache()
-    for number, data in _json_lines(path):
-        document = document_from_dict(data, path=path, line=number, validators=validators)
+    for number, document in numbered:
         if document.id in seen:
             raise InputError(f"duplicate id {document.id!r}", path=path, line=number, field="id")
         seen.add(document.id)
         documents.append(document)
     if not documents:
-        raise InputError("the dataset has no documents", path=path)
+        raise InputError(none_found, path=path)
     return documents
 
 

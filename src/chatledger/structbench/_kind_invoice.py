@@ -13,20 +13,23 @@ from chatledger.structbench._gen_kind import (
     pick,
     random_date,
     register_kind,
+    take,
 )
 from chatledger.structbench._gen_pools import COMPANIES, CURRENCIES, address, person
 from chatledger.structbench._gen_schema import (
+    ADDRESS,
     CURRENCY,
     DATE,
     EMAIL,
     INTEGER,
     NUMBER,
+    PERSON,
+    PRICE,
     STRING,
     Schema,
     array,
     described,
     obj,
-    root,
 )
 from chatledger.structbench._gen_surface import money_writer, render_count, render_date
 
@@ -51,6 +54,7 @@ _WEIGHTS = {
 
 class InvoiceKind(EmailKind):
     name = "invoice"
+    title = "Invoice"
 
     def record(self, rng: random.Random) -> Record:
         vendor_contact, vendor_email = person(rng)
@@ -141,94 +145,64 @@ class InvoiceKind(EmailKind):
     def view(self, r: Record, depth: int) -> dict[str, Any]:
         v = r["vendor"]
         lines = [dict(x) for x in r["lines"]]
+        head = take(r, "invoice_number", "issue_date", "due_date")
         if depth == 1:
-            return {
-                "invoice_number": r["invoice_number"],
-                "vendor_name": v["name"],
-                "issue_date": r["issue_date"],
-                "due_date": r["due_date"],
-                "total": r["total"],
-                "currency": r["currency"],
-            }
+            rest = take(r, "issue_date", "due_date", "total", "currency")
+            return {"invoice_number": r["invoice_number"], "vendor_name": v["name"], **rest}
         if depth == 2:
             return {
-                "invoice_number": r["invoice_number"],
-                "issue_date": r["issue_date"],
-                "due_date": r["due_date"],
-                "vendor": {"name": v["name"], "email": v["email"], "vat_id": v["vat_id"]},
-                "amounts": {"subtotal": r["subtotal"], "tax": r["tax"], "total": r["total"]},
+                **head,
+                "vendor": take(v, "name", "email", "vat_id"),
+                "amounts": take(r, "subtotal", "tax", "total"),
                 "currency": r["currency"],
             }
         if depth == 3:
             return {
-                "invoice_number": r["invoice_number"],
-                "issue_date": r["issue_date"],
-                "due_date": r["due_date"],
-                "vendor": {"name": v["name"], "email": v["email"]},
+                **head,
+                "vendor": take(v, "name", "email"),
                 "lines": lines,
-                "totals": {
-                    "subtotal": r["subtotal"],
-                    "tax": r["tax"],
-                    "total": r["total"],
-                    "currency": r["currency"],
-                },
+                "totals": take(r, "subtotal", "tax", "total", "currency"),
             }
         return {
             "invoice_number": r["invoice_number"],
             "dates": {"issued": r["issue_date"], "due": r["due_date"]},
             "parties": {
-                "vendor": {"name": v["name"], "vat_id": v["vat_id"], "address": dict(v["address"])},
+                "vendor": {**take(v, "name", "vat_id"), "address": dict(v["address"])},
                 "client": dict(r["client"]),
             },
             "lines": lines,
-            "totals": {
-                "subtotal": r["subtotal"],
-                "tax_rate": r["tax_rate"],
-                "tax": r["tax"],
-                "total": r["total"],
-                "currency": r["currency"],
-            },
+            "totals": take(r, "subtotal", "tax_rate", "tax", "total", "currency"),
         }
 
-    def schema(self, depth: int) -> Schema:
-        title = f"Invoice (depth {depth})"
+    def properties(self, depth: int) -> dict[str, Schema]:
+        head = {"invoice_number": STRING, "issue_date": DATE, "due_date": DATE}
         if depth == 1:
-            return root(title, {
+            return {
                 "invoice_number": STRING, "vendor_name": STRING, "issue_date": DATE,
-                "due_date": DATE, "total": NUMBER, "currency": CURRENCY,
-            })  # fmt: skip
+                "due_date": DATE, **PRICE,
+            }  # fmt: skip
         if depth == 2:
-            return root(title, {
-                "invoice_number": STRING, "issue_date": DATE, "due_date": DATE,
+            return {
+                **head,
                 "vendor": obj({"name": STRING, "email": EMAIL, "vat_id": STRING}),
                 "amounts": obj({"subtotal": NUMBER, "tax": NUMBER, "total": NUMBER}),
                 "currency": CURRENCY,
-            })  # fmt: skip
+            }
         if depth == 3:
-            return root(title, {
-                "invoice_number": STRING, "issue_date": DATE, "due_date": DATE,
-                "vendor": obj({"name": STRING, "email": EMAIL}),
-                "lines": array(LINE),
-                "totals": obj({
-                    "subtotal": NUMBER, "tax": NUMBER, "total": NUMBER, "currency": CURRENCY,
-                }),
-            })  # fmt: skip
-        address_schema = obj(
-            {"street": STRING, "city": STRING, "postal_code": STRING, "country": STRING}
-        )
-        return root(title, {
+            return {
+                **head, "vendor": PERSON, "lines": array(LINE),
+                "totals": obj({"subtotal": NUMBER, "tax": NUMBER, **PRICE}),
+            }  # fmt: skip
+        return {
             "invoice_number": STRING,
             "dates": obj({"issued": DATE, "due": DATE}),
             "parties": obj({
-                "vendor": obj({"name": STRING, "vat_id": STRING, "address": address_schema}),
+                "vendor": obj({"name": STRING, "vat_id": STRING, "address": ADDRESS}),
                 "client": obj({"name": STRING, "company": STRING}),
             }),
             "lines": array(LINE),
-            "totals": obj({
-                "subtotal": NUMBER, "tax_rate": TAX_RATE, "tax": NUMBER, "total": NUMBER,
-                "currency": CURRENCY,
-            }),
-        })  # fmt: skip
+            "totals": obj({"subtotal": NUMBER, "tax_rate": TAX_RATE, "tax": NUMBER, **PRICE}),
+        }  # fmt: skip
 
     def weights(self, depth: int) -> dict[str, float] | None:
         return dict(_WEIGHTS[depth])

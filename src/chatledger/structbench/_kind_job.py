@@ -13,6 +13,7 @@ from chatledger.structbench._gen_kind import (
     pick,
     random_date,
     register_kind,
+    take,
 )
 from chatledger.structbench._gen_pools import COMPANIES, PLACES, code, person, phone
 from chatledger.structbench._gen_schema import (
@@ -24,7 +25,6 @@ from chatledger.structbench._gen_schema import (
     array,
     nullable,
     obj,
-    root,
 )
 from chatledger.structbench._gen_surface import render_count, render_date
 
@@ -43,6 +43,7 @@ ROLE: Schema = obj({
 
 class JobKind(EmailKind):
     name = "job_application"
+    title = "Job application"
 
     def record(self, rng: random.Random) -> Record:
         name, email = person(rng)
@@ -137,68 +138,54 @@ class JobKind(EmailKind):
     def view(self, r: Record, depth: int) -> dict[str, Any]:
         a = r["applicant"]
         roles = [dict(x) for x in r["experience"]]
-        contact = {"name": a["name"], "email": a["email"], "phone": a["phone"]}
+        contact = take(a, "name", "email", "phone")
         if depth == 1:
             return {
                 "applicant_name": a["name"],
-                "email": a["email"],
-                "phone": a["phone"],
-                "position": r["position"],
-                "job_reference": r["job_reference"],
-                "available_from": r["available_from"],
+                **take(a, "email", "phone"),
+                **take(r, "position", "job_reference", "available_from"),
             }
         if depth == 2:
             return {
                 "applicant": contact,
-                "position": r["position"],
-                "job_reference": r["job_reference"],
-                "years_experience": r["years_experience"],
+                **take(r, "position", "job_reference", "years_experience"),
                 "skills": list(r["skills"]),
             }
         if depth == 3:
             return {
                 "applicant": contact,
-                "position": r["position"],
-                "job_reference": r["job_reference"],
+                **take(r, "position", "job_reference"),
                 "experience": roles,
                 "skills": list(r["skills"]),
             }
+        location = take(a, "city", "country")
         return {
             "candidate": {
                 "name": a["name"],
-                "contact": {
-                    "email": a["email"],
-                    "phone": a["phone"],
-                    "location": {"city": a["city"], "country": a["country"]},
-                },
+                "contact": {**take(a, "email", "phone"), "location": location},
             },
-            "application": {
-                "position": r["position"],
-                "job_reference": r["job_reference"],
-                "available_from": r["available_from"],
-            },
+            "application": take(r, "position", "job_reference", "available_from"),
             "experience": roles,
         }
 
-    def schema(self, depth: int) -> Schema:
-        title = f"Job application (depth {depth})"
+    def properties(self, depth: int) -> dict[str, Schema]:
         contact = obj({"name": STRING, "email": EMAIL, "phone": STRING})
         if depth == 1:
-            return root(title, {
+            return {
                 "applicant_name": STRING, "email": EMAIL, "phone": STRING, "position": STRING,
                 "job_reference": STRING, "available_from": DATE,
-            })  # fmt: skip
+            }  # fmt: skip
         if depth == 2:
-            return root(title, {
+            return {
                 "applicant": contact, "position": STRING, "job_reference": STRING,
                 "years_experience": INTEGER, "skills": array(STRING),
-            })  # fmt: skip
+            }  # fmt: skip
         if depth == 3:
-            return root(title, {
+            return {
                 "applicant": contact, "position": STRING, "job_reference": STRING,
                 "experience": array(ROLE), "skills": array(STRING),
-            })  # fmt: skip
-        return root(title, {
+            }  # fmt: skip
+        return {
             "candidate": obj({
                 "name": STRING,
                 "contact": obj({
@@ -210,7 +197,7 @@ class JobKind(EmailKind):
                 "position": STRING, "job_reference": STRING, "available_from": DATE,
             }),
             "experience": array(ROLE),
-        })  # fmt: skip
+        }  # fmt: skip
 
 
 JOB = register_kind(JobKind())

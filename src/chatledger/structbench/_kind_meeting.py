@@ -12,12 +12,14 @@ from chatledger.structbench._gen_kind import (
     pick,
     random_date,
     register_kind,
+    take,
 )
 from chatledger.structbench._gen_pools import person
 from chatledger.structbench._gen_schema import (
     DATE,
     EMAIL,
     INTEGER,
+    PERSON,
     STRING,
     TIME,
     Schema,
@@ -25,7 +27,6 @@ from chatledger.structbench._gen_schema import (
     described,
     enum,
     obj,
-    root,
 )
 from chatledger.structbench._gen_surface import render_date, render_time
 
@@ -46,6 +47,7 @@ ATTENDEE: Schema = obj({"name": STRING, "email": EMAIL, "role": enum(*ROLES)})
 
 class MeetingKind(EmailKind):
     name = "meeting"
+    title = "Meeting request"
 
     def record(self, rng: random.Random) -> Record:
         organizer, organizer_email = person(rng)
@@ -135,40 +137,19 @@ class MeetingKind(EmailKind):
     def view(self, r: Record, depth: int) -> dict[str, Any]:
         org = r["organizer"]
         attendees = [dict(a) for a in r["attendees"]]
+        title = r["title"]
+        when = take(r, "date", "start_time", "duration_minutes")
         if depth == 1:
-            return {
-                "title": r["title"],
-                "organizer_name": org["name"],
-                "date": r["date"],
-                "start_time": r["start_time"],
-                "duration_minutes": r["duration_minutes"],
-                "room": r["location"]["room"],
-            }
+            room = r["location"]["room"]
+            return {"title": title, "organizer_name": org["name"], **when, "room": room}
         if depth == 2:
-            return {
-                "title": r["title"],
-                "organizer": dict(org),
-                "date": r["date"],
-                "start_time": r["start_time"],
-                "duration_minutes": r["duration_minutes"],
-                "attendees": [a["name"] for a in attendees],
-            }
+            names = [a["name"] for a in attendees]
+            return {"title": title, "organizer": dict(org), **when, "attendees": names}
         if depth == 3:
-            return {
-                "title": r["title"],
-                "date": r["date"],
-                "start_time": r["start_time"],
-                "duration_minutes": r["duration_minutes"],
-                "organizer": dict(org),
-                "attendees": attendees,
-            }
+            return {"title": title, **when, "organizer": dict(org), "attendees": attendees}
         return {
-            "title": r["title"],
-            "schedule": {
-                "date": r["date"],
-                "start_time": r["start_time"],
-                "duration_minutes": r["duration_minutes"],
-            },
+            "title": title,
+            "schedule": when,
             "location": dict(r["location"]),
             "attendees": attendees,
             "agenda": [
@@ -176,31 +157,21 @@ class MeetingKind(EmailKind):
             ],
         }
 
-    def schema(self, depth: int) -> Schema:
-        title = f"Meeting request (depth {depth})"
-        organizer = obj({"name": STRING, "email": EMAIL})
+    def properties(self, depth: int) -> dict[str, Schema]:
+        when = {"date": DATE, "start_time": TIME, "duration_minutes": DURATION}
         if depth == 1:
-            return root(title, {
-                "title": STRING, "organizer_name": STRING, "date": DATE, "start_time": TIME,
-                "duration_minutes": DURATION, "room": STRING,
-            })  # fmt: skip
+            return {"title": STRING, "organizer_name": STRING, **when, "room": STRING}
         if depth == 2:
-            return root(title, {
-                "title": STRING, "organizer": organizer, "date": DATE, "start_time": TIME,
-                "duration_minutes": DURATION, "attendees": array(STRING),
-            })  # fmt: skip
+            return {"title": STRING, "organizer": PERSON, **when, "attendees": array(STRING)}
         if depth == 3:
-            return root(title, {
-                "title": STRING, "date": DATE, "start_time": TIME, "duration_minutes": DURATION,
-                "organizer": organizer, "attendees": array(ATTENDEE),
-            })  # fmt: skip
-        return root(title, {
+            return {"title": STRING, **when, "organizer": PERSON, "attendees": array(ATTENDEE)}
+        return {
             "title": STRING,
-            "schedule": obj({"date": DATE, "start_time": TIME, "duration_minutes": DURATION}),
+            "schedule": obj(when),
             "location": obj({"room": STRING, "building": STRING}),
             "attendees": array(ATTENDEE),
             "agenda": array(obj({"topic": STRING, "presenters": array(STRING)})),
-        })  # fmt: skip
+        }
 
 
 MEETING = register_kind(MeetingKind())

@@ -13,6 +13,7 @@ from chatledger.structbench._gen_kind import (
     pick,
     random_date,
     register_kind,
+    take,
 )
 from chatledger.structbench._gen_pools import (
     COMPANIES,
@@ -24,27 +25,28 @@ from chatledger.structbench._gen_pools import (
     phone,
 )
 from chatledger.structbench._gen_schema import (
-    CURRENCY,
+    ADDRESS,
     DATE,
     EMAIL,
     INTEGER,
     NUMBER,
+    PERSON,
+    PRICE,
     STRING,
     Schema,
     array,
     enum,
     obj,
-    root,
 )
 from chatledger.structbench._gen_surface import money_writer, render_count, render_date
 
 SHIPPING = ("standard", "express", "overnight")
-ADDRESS: Schema = obj({"street": STRING, "city": STRING, "postal_code": STRING, "country": STRING})
 ITEM: Schema = obj({"sku": STRING, "name": STRING, "quantity": INTEGER, "unit_price": NUMBER})
 
 
 class OrderKind(EmailKind):
     name = "order"
+    title = "Purchase order"
 
     def record(self, rng: random.Random) -> Record:
         name, email = person(rng)
@@ -158,78 +160,55 @@ class OrderKind(EmailKind):
     def view(self, r: Record, depth: int) -> dict[str, Any]:
         c = r["customer"]
         items = [dict(i) for i in r["items"]]
+        head = take(r, "order_number", "order_date")
+        price = take(r, "total", "currency")
         if depth == 1:
             return {
                 "order_number": r["order_number"],
                 "customer_name": c["name"],
                 "customer_email": c["email"],
                 "order_date": r["order_date"],
-                "total": r["total"],
-                "currency": r["currency"],
+                **price,
             }
         if depth == 2:
             return {
-                "order_number": r["order_number"],
-                "order_date": r["order_date"],
-                "customer": {"name": c["name"], "email": c["email"], "phone": c["phone"]},
+                **head,
+                "customer": take(c, "name", "email", "phone"),
                 "shipping_address": dict(r["shipping_address"]),
-                "total": r["total"],
-                "currency": r["currency"],
+                **price,
             }
         if depth == 3:
             return {
-                "order_number": r["order_number"],
-                "order_date": r["order_date"],
-                "customer": {"name": c["name"], "email": c["email"]},
+                **head,
+                "customer": take(c, "name", "email"),
                 "items": items,
                 "shipping_method": r["shipping_method"],
-                "total": r["total"],
-                "currency": r["currency"],
+                **price,
             }
-        return {
-            "order_number": r["order_number"],
-            "order_date": r["order_date"],
-            "customer": {
-                "name": c["name"],
-                "email": c["email"],
-                "shipping": {
-                    "method": r["shipping_method"],
-                    "address": dict(r["shipping_address"]),
-                },
-            },
-            "items": items,
-            "total": r["total"],
-            "currency": r["currency"],
-        }
+        shipping = {"method": r["shipping_method"], "address": dict(r["shipping_address"])}
+        customer = {**take(c, "name", "email"), "shipping": shipping}
+        return {**head, "customer": customer, "items": items, **price}
 
-    def schema(self, depth: int) -> Schema:
-        title = f"Purchase order (depth {depth})"
+    def properties(self, depth: int) -> dict[str, Schema]:
+        head = {"order_number": STRING, "order_date": DATE}
         if depth == 1:
-            return root(title, {
+            return {
                 "order_number": STRING, "customer_name": STRING, "customer_email": EMAIL,
-                "order_date": DATE, "total": NUMBER, "currency": CURRENCY,
-            })  # fmt: skip
+                "order_date": DATE, **PRICE,
+            }  # fmt: skip
         if depth == 2:
-            return root(title, {
-                "order_number": STRING, "order_date": DATE,
-                "customer": obj({"name": STRING, "email": EMAIL, "phone": STRING}),
-                "shipping_address": ADDRESS, "total": NUMBER, "currency": CURRENCY,
-            })  # fmt: skip
+            return {
+                **head, "customer": obj({"name": STRING, "email": EMAIL, "phone": STRING}),
+                "shipping_address": ADDRESS, **PRICE,
+            }  # fmt: skip
         if depth == 3:
-            return root(title, {
-                "order_number": STRING, "order_date": DATE,
-                "customer": obj({"name": STRING, "email": EMAIL}),
-                "items": array(ITEM), "shipping_method": enum(*SHIPPING),
-                "total": NUMBER, "currency": CURRENCY,
-            })  # fmt: skip
-        return root(title, {
-            "order_number": STRING, "order_date": DATE,
-            "customer": obj({
-                "name": STRING, "email": EMAIL,
-                "shipping": obj({"method": enum(*SHIPPING), "address": ADDRESS}),
-            }),
-            "items": array(ITEM), "total": NUMBER, "currency": CURRENCY,
-        })  # fmt: skip
+            return {
+                **head, "customer": PERSON, "items": array(ITEM),
+                "shipping_method": enum(*SHIPPING), **PRICE,
+            }  # fmt: skip
+        shipping = obj({"method": enum(*SHIPPING), "address": ADDRESS})
+        customer = obj({"name": STRING, "email": EMAIL, "shipping": shipping})
+        return {**head, "customer": customer, "items": array(ITEM), **PRICE}
 
 
 ORDER = register_kind(OrderKind())

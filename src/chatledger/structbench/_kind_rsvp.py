@@ -12,19 +12,19 @@ from chatledger.structbench._gen_kind import (
     pick,
     random_date,
     register_kind,
+    take,
 )
 from chatledger.structbench._gen_pools import PLACES, person
 from chatledger.structbench._gen_schema import (
     DATE,
-    EMAIL,
     INTEGER,
+    PERSON,
     STRING,
     Schema,
     array,
     described,
     enum,
     obj,
-    root,
 )
 from chatledger.structbench._gen_surface import render_count, render_date
 
@@ -41,6 +41,7 @@ PARTY_SIZE = described(INTEGER, "number of people attending, 0 when declining")
 
 class RsvpKind(EmailKind):
     name = "rsvp"
+    title = "Event RSVP"
 
     def record(self, rng: random.Random) -> Record:
         name, email = person(rng)
@@ -116,59 +117,47 @@ class RsvpKind(EmailKind):
                 "event_name": e["name"],
                 "event_date": e["date"],
                 "guest_name": g["name"],
-                "response": r["response"],
-                "party_size": r["party_size"],
+                **take(r, "response", "party_size"),
             }
-        common = {
-            "event": {"name": e["name"], "date": e["date"]},
-            "guest": dict(g),
-            "response": r["response"],
-        }
+        common = {"event": take(e, "name", "date"), "guest": dict(g), "response": r["response"]}
         if depth == 2:
             return {**common, "party_size": r["party_size"]}
         if depth == 3:
-            return {
-                **common,
-                "attendees": [{"name": a["name"], "meal": a["meal"]} for a in r["attendees"]],
-            }
+            return {**common, "attendees": [take(a, "name", "meal") for a in r["attendees"]]}
         return {
             **common,
-            "event": {"name": e["name"], "date": e["date"], "venue": dict(e["venue"])},
+            "event": {**take(e, "name", "date"), "venue": dict(e["venue"])},
             "attendees": [
-                {"name": a["name"], "meal": a["meal"], "allergies": list(a["allergies"])}
+                {**take(a, "name", "meal"), "allergies": list(a["allergies"])}
                 for a in r["attendees"]
             ],
         }
 
-    def schema(self, depth: int) -> Schema:
-        title = f"Event RSVP (depth {depth})"
-        guest = obj({"name": STRING, "email": EMAIL})
+    def properties(self, depth: int) -> dict[str, Schema]:
         response = enum(*RESPONSES)
         if depth == 1:
-            return root(title, {
+            return {
                 "event_name": STRING, "event_date": DATE, "guest_name": STRING,
                 "response": response, "party_size": PARTY_SIZE,
-            })  # fmt: skip
+            }  # fmt: skip
         event = obj({"name": STRING, "date": DATE})
         if depth == 2:
-            return root(title, {
-                "event": event, "guest": guest, "response": response, "party_size": PARTY_SIZE,
-            })  # fmt: skip
+            return {"event": event, "guest": PERSON, "response": response, "party_size": PARTY_SIZE}
         if depth == 3:
-            return root(title, {
-                "event": event, "guest": guest, "response": response,
+            return {
+                "event": event, "guest": PERSON, "response": response,
                 "attendees": array(obj({"name": STRING, "meal": enum(*MEALS)})),
-            })  # fmt: skip
-        return root(title, {
+            }  # fmt: skip
+        return {
             "event": obj({
                 "name": STRING, "date": DATE,
                 "venue": obj({"name": STRING, "city": STRING}),
             }),
-            "guest": guest, "response": response,
+            "guest": PERSON, "response": response,
             "attendees": array(obj({
                 "name": STRING, "meal": enum(*MEALS), "allergies": array(enum(*ALLERGIES)),
             })),
-        })  # fmt: skip
+        }  # fmt: skip
 
 
 RSVP = register_kind(RsvpKind())

@@ -5,7 +5,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from chatledger.structbench._gen_kind import EmailKind, Record, pick, random_date, register_kind
+from chatledger.structbench._gen_kind import (
+    EmailKind,
+    Record,
+    pick,
+    random_date,
+    register_kind,
+    take,
+)
 from chatledger.structbench._gen_pools import SOFTWARE_PRODUCTS, code, person
 from chatledger.structbench._gen_schema import (
     DATE,
@@ -15,7 +22,6 @@ from chatledger.structbench._gen_schema import (
     array,
     enum,
     obj,
-    root,
 )
 from chatledger.structbench._gen_surface import render_date
 
@@ -40,6 +46,7 @@ SYMPTOMS = {
 
 class SupportKind(EmailKind):
     name = "support"
+    title = "Support request"
 
     def record(self, rng: random.Random) -> Record:
         name, email = person(rng)
@@ -122,20 +129,13 @@ class SupportKind(EmailKind):
 
     def view(self, r: Record, depth: int) -> dict[str, Any]:
         c = r["customer"]
-        issue = {
-            "category": r["category"],
-            "priority": r["priority"],
-            "error_code": r["error_code"],
-            "occurred_on": r["occurred_on"],
-        }
+        issue = take(r, "category", "priority", "error_code", "occurred_on")
         if depth == 1:
             return {
                 "customer_name": c["name"],
                 "customer_email": c["email"],
                 "account_id": c["account_id"],
-                "product": r["product"],
-                "category": r["category"],
-                "priority": r["priority"],
+                **take(r, "product", "category", "priority"),
             }
         if depth == 2:
             return {"customer": dict(c), "product": r["product"], **issue}
@@ -146,22 +146,18 @@ class SupportKind(EmailKind):
                 "issue": {**issue, "environment": dict(r["environment"])},
                 "steps_tried": list(r["steps_tried"]),
             }
+        account = {"id": c["account_id"], "plan": r["plan"]}
         return {
             "ticket": {
                 "product": r["product"],
-                "customer": {
-                    "name": c["name"],
-                    "email": c["email"],
-                    "account": {"id": c["account_id"], "plan": r["plan"]},
-                },
+                "customer": {**take(c, "name", "email"), "account": account},
             },
             "issue": issue,
             "environment": dict(r["environment"]),
             "steps_tried": list(r["steps_tried"]),
         }
 
-    def schema(self, depth: int) -> Schema:
-        title = f"Support request (depth {depth})"
+    def properties(self, depth: int) -> dict[str, Schema]:
         customer = obj({"name": STRING, "email": EMAIL, "account_id": STRING})
         issue_fields: dict[str, Schema] = {
             "category": enum(*CATEGORIES),
@@ -171,19 +167,19 @@ class SupportKind(EmailKind):
         }
         environment = obj({"os": STRING, "app_version": STRING})
         if depth == 1:
-            return root(title, {
+            return {
                 "customer_name": STRING, "customer_email": EMAIL, "account_id": STRING,
                 "product": STRING, "category": enum(*CATEGORIES), "priority": enum(*PRIORITIES),
-            })  # fmt: skip
+            }  # fmt: skip
         if depth == 2:
-            return root(title, {"customer": customer, "product": STRING, **issue_fields})
+            return {"customer": customer, "product": STRING, **issue_fields}
         if depth == 3:
-            return root(title, {
+            return {
                 "customer": customer, "product": STRING,
                 "issue": obj({**issue_fields, "environment": environment}),
                 "steps_tried": array(STRING),
-            })  # fmt: skip
-        return root(title, {
+            }  # fmt: skip
+        return {
             "ticket": obj({
                 "product": STRING,
                 "customer": obj({
@@ -192,7 +188,7 @@ class SupportKind(EmailKind):
                 }),
             }),
             "issue": obj(issue_fields), "environment": environment, "steps_tried": array(STRING),
-        })  # fmt: skip
+        }  # fmt: skip
 
 
 SUPPORT = register_kind(SupportKind())

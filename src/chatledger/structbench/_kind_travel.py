@@ -14,20 +14,19 @@ from chatledger.structbench._gen_kind import (
     pick,
     random_date,
     register_kind,
+    take,
 )
 from chatledger.structbench._gen_pools import AIRLINES, AIRPORTS, CURRENCIES, HOTELS, person
 from chatledger.structbench._gen_schema import (
-    CURRENCY,
     DATE,
-    EMAIL,
-    NUMBER,
+    PERSON,
+    PRICE,
     STRING,
     TIME,
     Schema,
     array,
     described,
     obj,
-    root,
 )
 from chatledger.structbench._gen_surface import money_writer, render_date, render_time
 
@@ -37,6 +36,7 @@ CITY_OF = dict(AIRPORTS)
 
 class TravelKind(EmailKind):
     name = "travel"
+    title = "Travel booking"
 
     def record(self, rng: random.Random) -> Record:
         alphabet = string.ascii_uppercase + string.digits
@@ -138,80 +138,69 @@ class TravelKind(EmailKind):
 
     def view(self, r: Record, depth: int) -> dict[str, Any]:
         lead, first = r["passengers"][0], r["flights"][0]
+        reference = take(r, "booking_reference")
+        price = take(r, "total", "currency")
         if depth == 1:
             return {
-                "booking_reference": r["booking_reference"],
+                **reference,
                 "passenger_name": lead["name"],
                 "flight_number": first["number"],
                 "departure_date": first["date"],
-                "origin": first["origin"],
-                "destination": first["destination"],
+                **take(first, "origin", "destination"),
             }
         if depth == 2:
-            return {
-                "booking_reference": r["booking_reference"],
-                "passenger": {"name": lead["name"], "email": lead["email"]},
-                "flight": dict(first),
-                "total": r["total"],
-                "currency": r["currency"],
-            }
+            passenger = take(lead, "name", "email")
+            return {**reference, "passenger": passenger, "flight": dict(first), **price}
         if depth == 3:
             return {
-                "booking_reference": r["booking_reference"],
-                "passengers": [{"name": p["name"], "seat": p["seat"]} for p in r["passengers"]],
+                **reference,
+                "passengers": [take(p, "name", "seat") for p in r["passengers"]],
                 "flights": [dict(f) for f in r["flights"]],
                 "hotel": dict(r["hotel"]),
             }
+        flights = [
+            {
+                **take(f, "number", "date", "departure_time"),
+                "route": take(f, "origin", "destination"),
+            }
+            for f in r["flights"]
+        ]
+        contact = take(lead, "name", "email")
         return {
-            "booking_reference": r["booking_reference"],
-            "contact": {"name": lead["name"], "email": lead["email"]},
-            "flights": [
-                {
-                    "number": f["number"],
-                    "date": f["date"],
-                    "departure_time": f["departure_time"],
-                    "route": {"origin": f["origin"], "destination": f["destination"]},
-                }
-                for f in r["flights"]
-            ],
+            **reference,
+            "contact": contact,
+            "flights": flights,
             "hotel": dict(r["hotel"]),
-            "total": r["total"],
-            "currency": r["currency"],
+            **price,
         }
 
-    def schema(self, depth: int) -> Schema:
-        title = f"Travel booking (depth {depth})"
+    def properties(self, depth: int) -> dict[str, Schema]:
         flight = obj({
             "number": STRING, "origin": IATA, "destination": IATA, "date": DATE,
             "departure_time": TIME,
         })  # fmt: skip
         hotel = obj({"name": STRING, "city": STRING, "check_in": DATE, "check_out": DATE})
         if depth == 1:
-            return root(title, {
+            return {
                 "booking_reference": STRING, "passenger_name": STRING, "flight_number": STRING,
                 "departure_date": DATE, "origin": IATA, "destination": IATA,
-            })  # fmt: skip
+            }  # fmt: skip
         if depth == 2:
-            return root(title, {
-                "booking_reference": STRING,
-                "passenger": obj({"name": STRING, "email": EMAIL}),
-                "flight": flight, "total": NUMBER, "currency": CURRENCY,
-            })  # fmt: skip
+            return {"booking_reference": STRING, "passenger": PERSON, "flight": flight, **PRICE}
         if depth == 3:
-            return root(title, {
+            return {
                 "booking_reference": STRING,
                 "passengers": array(obj({"name": STRING, "seat": STRING})),
                 "flights": array(flight), "hotel": hotel,
-            })  # fmt: skip
-        return root(title, {
-            "booking_reference": STRING,
-            "contact": obj({"name": STRING, "email": EMAIL}),
+            }  # fmt: skip
+        return {
+            "booking_reference": STRING, "contact": PERSON,
             "flights": array(obj({
                 "number": STRING, "date": DATE, "departure_time": TIME,
                 "route": obj({"origin": IATA, "destination": IATA}),
             })),
-            "hotel": hotel, "total": NUMBER, "currency": CURRENCY,
-        })  # fmt: skip
+            "hotel": hotel, **PRICE,
+        }  # fmt: skip
 
 
 TRAVEL = register_kind(TravelKind())

@@ -30,7 +30,7 @@ from typing import Any
 
 from chatledger.core import InputError
 from chatledger.structbench._document import Document
-from chatledger.structbench._io import document_from_dict
+from chatledger.structbench._io import document_from_dict, unique_documents
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "id": ("id", "uuid", "sample_id", "scenario_id"),
@@ -48,19 +48,16 @@ _JSON_FIELDS = ("schema", "ground_truth")
 def read_original(path: str | Path) -> list[Document]:
     path = Path(path)
     records = _records(path)
-    documents: list[Document] = []
-    seen: set[str] = set()
-    for number, record in records:
-        document = original_to_document(
-            record, path=path, line=number, fallback_id=f"{path.stem}-{number}"
+    numbered = (
+        (
+            number,
+            original_to_document(
+                record, path=path, line=number, fallback_id=f"{path.stem}-{number}"
+            ),
         )
-        if document.id in seen:
-            raise InputError(f"duplicate id {document.id!r}", path=path, line=number, field="id")
-        seen.add(document.id)
-        documents.append(document)
-    if not documents:
-        raise InputError("no records found", path=path)
-    return documents
+        for number, record in records
+    )
+    return unique_documents(numbered, path=path, none_found="no records found")
 
 
 def _records(path: Path) -> list[tuple[int, Any]]:

@@ -21,6 +21,7 @@ two_step          call 1 lists the email's facts as ``label: value`` lines; call
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chatledger.core import Registry
@@ -33,6 +34,7 @@ from chatledger.providers import (
 )
 from chatledger.structbench import _prompts as prompts
 from chatledger.structbench._document import Document, Example
+from chatledger.structbench._paths import Json
 from chatledger.structbench._prompts import SYSTEM, compact
 
 
@@ -125,22 +127,17 @@ def _user(text: str) -> ChatMessage:
     return ChatMessage(role="user", content=text)
 
 
-class ZeroShot(Strategy):
-    name = "zero_shot"
+class SinglePrompt(Strategy):
+    """One user turn: the email and the schema, put into words by ``prompt``."""
+
+    def __init__(self, name: str, prompt: Callable[[str, Json], str]) -> None:
+        self.name = name
+        self._prompt = prompt
 
     def requests(
         self, document: Document, options: CallOptions, example: Example | None
     ) -> list[CompletionRequest]:
-        return [_ask(options, _user(prompts.zero_shot(document.input, document.schema)))]
-
-
-class SchemaInPrompt(Strategy):
-    name = "schema_in_prompt"
-
-    def requests(
-        self, document: Document, options: CallOptions, example: Example | None
-    ) -> list[CompletionRequest]:
-        return [_ask(options, _user(prompts.schema_in_prompt(document.input, document.schema)))]
+        return [_ask(options, _user(self._prompt(document.input, document.schema)))]
 
 
 class OneShot(Strategy):
@@ -215,5 +212,11 @@ class TwoStep(Strategy):
         return result
 
 
-for _strategy in (ZeroShot(), SchemaInPrompt(), OneShot(), ProviderSchema(), TwoStep()):
+for _strategy in (
+    SinglePrompt("zero_shot", prompts.zero_shot),
+    SinglePrompt("schema_in_prompt", prompts.schema_in_prompt),
+    OneShot(),
+    ProviderSchema(),
+    TwoStep(),
+):
     register_strategy(_strategy)
