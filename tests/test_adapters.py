@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 
 from chatledger.core import FIELDS_V3, ExtractionV3, InputError
-from chatledger.corpus import ImportSummary, import_corpus, read_ami, read_casino, read_chunks
+from chatledger.corpus import (
+    ImportSummary,
+    import_corpus,
+    read_ami,
+    read_casino,
+    read_chunks,
+    read_extractions,
+)
 
 DATA = Path(os.environ.get("CHATLEDGER_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
 AMI = DATA / "ami" / "ami_public_manual_1.6.2"
@@ -442,3 +449,21 @@ def test_wrong_paths_and_formats_name_the_path(tmp_path: Path) -> None:
 def test_unknown_meeting_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="ES2099z"):
         read_ami(AMI, meetings=["ES2099z"])
+
+
+@pytest.mark.skipif(not CASINO.is_dir(), reason=f"CaSiNo not at {CASINO}")
+def test_corpus_import_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chatledger.cli._app import main
+
+    out = tmp_path / "casino"
+    argv = ["corpus", "import", "casino", str(CASINO), "--out", str(out), "--annotated-only"]
+    assert main([*argv, "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    # 347 annotated dialogues in train + 7 in valid (SOURCE.txt of the shared data).
+    assert summary["chunks"] == 354
+    assert len((out / "chunks.jsonl").read_text().splitlines()) == 354
+    gold = read_extractions(out / "gold.jsonl")
+    assert not gold.problems and len(gold.records) == 354
+    assert all(r.covers and "negotiation_patterns" in r.covers for r in gold.records.values())
+    assert main(["corpus", "import", "ami", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
+    assert "nowhere" in capsys.readouterr().err
