@@ -43,6 +43,7 @@ def test_every_results_command_prints_only_json(demo_dir: Path, tmp_path: Path) 
         ["score", "--reference", str(ref), "--challenger", str(chal), "--chunks", str(chunks)],
         ["downstream", "--reference", str(ref), "--challenger", str(chal), "--chunks", str(chunks)],
         ["pipeline", "--extractions", str(ref), "--chunks", str(chunks)],
+        ["report-day", "--extractions", str(ref), "--chunks", str(chunks)],
         ["run", str(config), "--out", str(tmp_path / "r")],
         ["stats", str(run_dir)],
         ["report", str(run_dir)],

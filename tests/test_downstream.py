@@ -752,3 +752,20 @@ def test_per_conversation_outputs_merge_to_the_whole_run(tmp_path: Path) -> None
     )
     assert merged.to_dict() == whole.to_dict()
     assert 0.0 < whole.downstream_composite < 1.0
+
+
+def test_report_day_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chatledger.cli._app import main
+    from chatledger.demo import write_bundled_corpus
+
+    chunks_path, gold_path = write_bundled_corpus(tmp_path)
+    argv = ["report-day", "--extractions", str(gold_path), "--chunks", str(chunks_path)]
+    assert main([*argv, "--day", "2026-03-10", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["day"] == "2026-03-10" and "2026-03-10" in data["days"]
+    assert data["highlights"] and all(h["day"] == "2026-03-10" for h in data["highlights"])
+    assert main(argv) == 0  # default: the latest day, as Markdown
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"# Daily report — {data['days'][-1]}")
+    assert main([*argv, "--day", "1999-01-01"]) == 2
+    assert "nothing to report on 1999-01-01" in capsys.readouterr().err

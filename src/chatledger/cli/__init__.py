@@ -7,6 +7,7 @@ from chatledger.cli import _demo_cmd as _demo_cmd  # registers demo
 from chatledger.cli import _downstream_cmd as _downstream_cmd  # registers commands
 from chatledger.cli import _extract_cmd as _extract_cmd  # registers extract
 from chatledger.cli import _report_cmd as _report_cmd  # registers report
+from chatledger.cli import _report_day_cmd as _report_day_cmd  # registers report-day
 from chatledger.cli import _run_cmd as _run_cmd  # registers run, compare
 from chatledger.cli import _stats_cmd as _stats_cmd  # registers stats, audit
 from chatledger.cli import _structbench_cmd as _structbench_cmd  # registers structbench
