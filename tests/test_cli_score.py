@@ -241,6 +241,14 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return code, captured.out, captured.err
 
 
+def _score(
+    capsys: pytest.CaptureFixture[str], reference: object, challenger: object, *extra: str
+) -> tuple[int, str, str]:
+    """``chatledger score --reference R --challenger C [extra…]``."""
+    argv = ["score", "--reference", str(reference), "--challenger", str(challenger)]
+    return _run(capsys, *argv, *extra)
+
+
 def test_schema_v3_prints_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "schema", "v3")
     assert (code, err) == (0, "")
@@ -270,12 +278,9 @@ def test_schema_v1_has_nine_properties(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_score_json_contract_on_bundled_example(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(
+    code, out, err = _score(
         capsys,
-        "score",
-        "--reference",
         str(EXAMPLES / "reference.jsonl"),
-        "--challenger",
         str(EXAMPLES / "challenger.jsonl"),
         "--chunks",
         str(EXAMPLES / "chunks.jsonl"),
@@ -337,17 +342,8 @@ def test_score_json_counts_invalid_and_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     chunks, reference, challenger = _run_files(tmp_path)
-    code, out, err = _run(
-        capsys,
-        "score",
-        "--reference",
-        str(reference),
-        "--challenger",
-        str(challenger),
-        "--chunks",
-        str(chunks),
-        "--format",
-        "json",
+    code, out, err = _score(
+        capsys, str(reference), str(challenger), "--chunks", str(chunks), "--format", "json"
     )
     assert (code, err) == (0, "")
     data = json.loads(out)
@@ -361,17 +357,8 @@ def test_score_json_counts_invalid_and_missing(
 
 def test_score_v1_schema_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, reference, _ = _run_files(tmp_path)
-    code, out, _ = _run(
-        capsys,
-        "score",
-        "--reference",
-        str(reference),
-        "--challenger",
-        str(reference),
-        "--schema",
-        "v1",
-        "--format",
-        "json",
+    code, out, _ = _score(
+        capsys, str(reference), str(reference), "--schema", "v1", "--format", "json"
     )
     assert code == 0
     data = json.loads(out)
@@ -381,13 +368,8 @@ def test_score_v1_schema_option(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_score_table_output(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(
-        capsys,
-        "score",
-        "--reference",
-        str(EXAMPLES / "reference.jsonl"),
-        "--challenger",
-        str(EXAMPLES / "challenger.jsonl"),
+    code, out, _ = _score(
+        capsys, str(EXAMPLES / "reference.jsonl"), str(EXAMPLES / "challenger.jsonl")
     )
     assert code == 0
     assert "extraction composite" in out
@@ -398,15 +380,8 @@ def test_missing_file_exits_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     missing = tmp_path / ("long-directory-name-" * 4) / "nope.jsonl"
-    code, out, err = _run(
-        capsys,
-        "score",
-        "--reference",
-        str(missing),
-        "--challenger",
-        str(EXAMPLES / "challenger.jsonl"),
-        "--format",
-        "json",
+    code, out, err = _score(
+        capsys, str(missing), str(EXAMPLES / "challenger.jsonl"), "--format", "json"
     )
     assert code == 2
     assert out == ""
@@ -418,12 +393,9 @@ def test_missing_file_exits_2_with_one_line(
 
 def test_bad_weights_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     weights = _yaml(tmp_path, "weights:\n  claims: 0.5\n")
-    code, out, err = _run(
+    code, out, err = _score(
         capsys,
-        "score",
-        "--reference",
         str(EXAMPLES / "reference.jsonl"),
-        "--challenger",
         str(EXAMPLES / "challenger.jsonl"),
         "--weights",
         str(weights),
@@ -441,12 +413,9 @@ def test_bad_chunk_line_error_keeps_field_in_brackets(
     chunk = make_chunk().model_dump(mode="json")
     del chunk["messages"][0]["speaker"]
     chunks = write_jsonl(tmp_path / "chunks.jsonl", [chunk])
-    code, _, err = _run(
+    code, _, err = _score(
         capsys,
-        "score",
-        "--reference",
         str(EXAMPLES / "reference.jsonl"),
-        "--challenger",
         str(EXAMPLES / "challenger.jsonl"),
         "--chunks",
         str(chunks),

@@ -12,6 +12,7 @@ import platform
 import resource
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +154,7 @@ def _execute(
     judgements_path = out_dir / "judgements.jsonl"
     judgements_path.unlink(missing_ok=True)
     with (
-        ScoreTableWriter(out_dir / "scores.parquet") as writer,
+        closing(ScoreTableWriter(out_dir / "scores.parquet")) as writer,
         judgements_path.open("w", encoding="utf-8") as judgements,
     ):
         for index, path in enumerate(challenger_paths):

@@ -4,7 +4,6 @@ component). Written one challenger at a time, so memory holds one model's rows a
 from __future__ import annotations
 
 from pathlib import Path
-from types import TracebackType
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -47,18 +46,8 @@ class ScoreTableWriter:
         self.rows_written += len(rows)
 
     def close(self) -> None:
+        """Finish the file (use ``contextlib.closing`` to be sure it is called)."""
         self._writer.close()
-
-    def __enter__(self) -> ScoreTableWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def read_score_table(path: Path) -> pa.Table:

@@ -25,6 +25,7 @@ import json
 import platform
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,7 +197,7 @@ def write_structbench_run(
         },
     }
     compared_at = time.perf_counter()
-    with ScoreTableWriter(out / SCORES_FILE) as writer:
+    with closing(ScoreTableWriter(out / SCORES_FILE)) as writer:
         for entry, row in zip(entries, rows, strict=True):
             writer.write(_table_rows(entry, row))
     _write_json(
