@@ -1,6 +1,9 @@
-"""Command line interface."""
+"""Command line interface. Importing it registers every command but loads none of their
+machinery: each command imports what it uses when it runs."""
 
+import signal
 import sys
+from types import FrameType
 
 from chatledger.cli import _corpus_cmd as _corpus_cmd  # registers corpus import
 from chatledger.cli import _demo_cmd as _demo_cmd  # registers demo
@@ -17,5 +20,12 @@ from chatledger.cli._app import main as _main
 __all__ = ["app", "main"]
 
 
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    # SIGTERM (kill, a CI timeout) ends a command like Ctrl-C does: files are closed whole and
+    # the command says what it finished.
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     sys.exit(_main())

@@ -1,21 +1,31 @@
-"""The ``chatledger`` command line (Typer). User mistakes exit 2 with one readable line."""
+"""The ``chatledger`` command line (Typer) and the one place its errors become exit codes.
+
+Exit codes: 0 done; 1 the environment stopped the work (a full disk, a read-only folder, a
+server that kept failing, the spending cap) — rerunning resumes; 2 a user mistake (a bad
+option, a missing file, a bad line in a config), with one line naming file, line and field and
+at most one hint line; 130 interrupted (Ctrl-C); 70 a bug in ChatLedger (one line; set
+``CHATLEDGER_DEBUG=1`` for the traceback).
+
+This module is imported for ``chatledger --help``, so it imports nothing heavy: commands import
+what they use inside their bodies, and names for annotations come from ``TYPE_CHECKING``.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
-from chatledger.core import ChatLedgerError, extraction_json_schema
-from chatledger.corpus import read_chunks, read_extractions
-from chatledger.score import ScoreReport, ScoringConfig, load_scoring_config, score_records
+if TYPE_CHECKING:
+    from chatledger.score import ScoreReport
 
 app = typer.Typer(
     name="chatledger",
@@ -25,8 +35,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrapped
+# Data (model names, file names, texts) is printed as written: rich markup, emoji codes and
+# highlighting are off, so "[/bold]evil" in a file is text, not a crash. Our own styling is
+# built with Text objects (see ``styled``).
+stdout = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
+stderr = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_BUG = 70
+DEBUG_ENV = "CHATLEDGER_DEBUG"
 
 
 class OutputFormat(StrEnum):
@@ -49,8 +67,54 @@ FormatOption = Annotated[
 ]
 
 
+def styled(text: str, style: str) -> Text:
+    """``text`` in ``style``, never read as markup."""
+    return Text(text, style=style)
+
+
+def note(message: str, *, label: str = "note", style: str = "yellow", err: bool = False) -> None:
+    """One labelled line (``note: …``) with the message printed as written."""
+    (stderr if err else stdout).print(Text.assemble((f"{label}:", style), " ", one_line(message)))
+
+
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """Print ``data`` as strict JSON: NaN and infinities become null (they are not JSON)."""
+    sys.stdout.write(json.dumps(_finite(data), indent=2, ensure_ascii=False) + "\n")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+# C0/C1 controls, DEL, line/paragraph separators and bidirectional overrides: a file name or a
+# value quoted in a message must not break the one-line promise or rewrite the terminal.
+_UNSAFE = {
+    **{c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]},
+    **{c: f"\\u{c:04x}" for c in [0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]},
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): " ",
+}
+
+
+def one_line(text: str) -> str:
+    """``text`` made safe for one terminal line: controls shown as escapes, lone surrogates
+    (undecodable bytes in a file name) as ``\\udcxx``."""
+    safe = text.translate(_UNSAFE)
+    return safe.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def print_error(message: str, hint: str | None = None) -> None:
+    """``error: message`` and at most one ``hint:`` line, on stderr."""
+    stderr.print(Text.assemble(("error:", "bold red"), " ", one_line(message)))
+    if hint:
+        stderr.print(Text.assemble(("hint:", "dim"), " ", one_line(hint)))
 
 
 @app.command("schema")
@@ -58,6 +122,8 @@ def schema_command(
     version: Annotated[SchemaVersion, typer.Argument(help="schema version")] = SchemaVersion.v3,
 ) -> None:
     """Print the JSON Schema (Draft 2020-12) of an extraction."""
+    from chatledger.core import extraction_json_schema
+
     emit_json(extraction_json_schema(version.value))
 
 
@@ -69,6 +135,9 @@ def run_score(
     weights: Path | None,
     matcher: str | None,
 ) -> ScoreReport:
+    from chatledger.corpus import read_chunks, read_extractions
+    from chatledger.score import ScoringConfig, load_scoring_config, score_records
+
     if weights is not None:
         config = load_scoring_config(weights, schema_version=schema, matcher=matcher)
     else:
@@ -118,19 +187,73 @@ def score_command(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app; a ChatLedgerError becomes one line on stderr and exit code 2."""
+    """Run the app and return its exit code; every error is one line (see the module doc)."""
     try:
-        app(args=argv, standalone_mode=False)
-    except ChatLedgerError as exc:
-        # Escape: an error names its field in [brackets], which rich would read as markup.
-        stderr.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False)
-        return 2
-    except click.exceptions.Abort:
-        stderr.print("aborted")
-        return 130
-    except click.ClickException as exc:
-        exc.show()
+        result = app(args=argv, standalone_mode=False, prog_name="chatledger")
+    except KeyboardInterrupt:
+        # Typer turns Ctrl-C inside a command into exit 130; this catches one between them.
+        print_error("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # every exception ends here as one line (the CLI's promise)
+        if os.environ.get(DEBUG_ENV, "").strip() not in ("", "0"):
+            raise
+        return report_exception(exc)
+    if result == EXIT_INTERRUPTED:
+        # A command interrupted outside its own handling (Typer's Exit(130) says no more).
+        print_error("interrupted", "nothing is lost: finished files are complete")
+    return result if isinstance(result, int) else 0
+
+
+def report_exception(exc: BaseException) -> int:
+    """Print ``exc`` as one error line (+ hint) and return the exit code it stands for."""
+    from typer._click import exceptions as click_errors
+
+    from chatledger.core import ChatLedgerError, describe_os_error
+
+    if isinstance(exc, ChatLedgerError):
+        print_error(str(exc), exc.hint)
         return exc.exit_code
-    except click.exceptions.Exit as exc:
+    if isinstance(exc, click_errors.UsageError):
+        return _report_usage_error(exc)
+    if isinstance(exc, click_errors.ClickException):
+        print_error(exc.format_message())
         return exc.exit_code
-    return 0
+    if isinstance(exc, typer.Abort):
+        print_error("aborted")
+        return 1
+    if isinstance(exc, OSError):
+        fault = describe_os_error(exc)
+        print_error(str(fault), fault.hint)
+        return fault.exit_code
+    if isinstance(exc, MemoryError):
+        print_error("out of memory", "try a smaller input, or a machine with more memory")
+        return 1
+    where = _innermost_frame(exc)
+    print_error(
+        f"internal error: {type(exc).__name__}: {exc}{where}",
+        f"this is a bug in ChatLedger; {DEBUG_ENV}=1 shows the traceback",
+    )
+    return EXIT_BUG
+
+
+def _report_usage_error(exc: Any) -> int:
+    ctx = exc.ctx
+    command = ctx.command_path if ctx is not None else "chatledger"
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        names = (
+            ", ".join(ctx.command.list_commands(ctx)) if hasattr(ctx.command, "commands") else ""
+        )
+        message = f"{command}: missing command" + (f" (one of: {names})" if names else "")
+    else:
+        message = str(exc.format_message()).replace("Value error, ", "")
+    print_error(message, f"try '{command} --help'")
+    return EXIT_USAGE
+
+
+def _innermost_frame(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return f" (at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno})"

@@ -7,10 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
-from chatledger.corpus import import_corpus
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout, styled
 
 corpus_app = typer.Typer(help="Import human-annotated corpora as chunks + partial gold.")
 app.add_typer(corpus_app, name="corpus")
@@ -35,6 +33,10 @@ def import_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Write DIR/chunks.jsonl and DIR/gold.jsonl (gold records say which fields they cover)."""
+    from rich.table import Table
+
+    from chatledger.corpus import import_corpus
+
     options: dict[str, object] = {}
     if kind is CorpusKindName.ami and max_messages is not None:
         options["max_messages"] = max_messages
@@ -53,5 +55,5 @@ def import_command(
     for field, count in sorted(data.get("gold_items", {}).items()):
         table.add_row(f"gold {field}", str(count))
     for reason, count in sorted(data.get("dropped", {}).items()):
-        table.add_row(f"[dim]dropped: {reason}[/dim]", str(count))
+        table.add_row(styled(f"dropped: {reason}", "dim"), str(count))
     stdout.print(table)

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
-from chatledger.cli._progress import progress_bar
-from chatledger.cli._run_cmd import print_run_result
-from chatledger.demo import DemoResult, run_demo
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout, styled
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from chatledger.demo import DemoResult
 
 DEFAULT_DEMO_OUT = Path("runs/demo")
 
 
 def human_table(result: DemoResult) -> Table:
+    from rich.table import Table
+
     table = Table(
         title="Offline extractor vs human gold (covered fields only)", title_justify="left"
     )
@@ -54,6 +57,10 @@ def demo_command(
 ) -> None:
     """Run the benchmark on the bundled corpus, offline: gold vs the offline extractor and
     three simulated models of rising corruption; then the offline extractor vs human gold."""
+    from chatledger.cli._progress import progress_bar
+    from chatledger.cli._run_cmd import print_run_result
+    from chatledger.demo import run_demo
+
     started = time.perf_counter()
     if output_format is OutputFormat.json:
         result = run_demo(out)
@@ -63,8 +70,11 @@ def demo_command(
         result = run_demo(out, on_progress=update)
     print_run_result(result.run)
     stdout.print(
-        "[dim]simulated:* rows are the gold passed through corruption operators "
-        "(not real models); their order must follow severity.[/dim]"
+        styled(
+            "simulated:* rows are the gold passed through corruption operators "
+            "(not real models); their order must follow severity.",
+            "dim",
+        )
     )
     stdout.print(human_table(result))
     if result.report is not None:

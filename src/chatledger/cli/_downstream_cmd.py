@@ -5,31 +5,24 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
-from rich.markup import escape
-from rich.table import Table
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
-from chatledger.core import InputError, Problem
-from chatledger.corpus import read_chunks, read_extractions
-from chatledger.downstream import (
-    CONSUMER_NAMES,
-    DownstreamEvent,
-    DownstreamReport,
-    build_conversations,
-    get_consumer,
-    render_pipeline_markdown,
-    resolve_weights,
-    run_downstream,
-)
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note, stdout, styled
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from chatledger.core import Problem
+    from chatledger.downstream import DownstreamEvent, DownstreamReport
 
 _EVENTS_SHOWN = 10  # per consumer and side in the table view; --format json has them all
 
 
 def _parse_inline(spec: str) -> dict[str, Any]:
+    from chatledger.core import InputError
+
     weights: dict[str, Any] = {}
     for part in spec.split(","):
         name, sep, value = part.partition("=")
@@ -42,6 +35,11 @@ def _parse_inline(spec: str) -> dict[str, Any]:
 def load_downstream_weights(spec: str) -> dict[str, float]:
     """Consumer weights from a YAML/JSON file (a mapping, optionally under ``downstream``) or
     inline ``drift=2,loops=1``. Names left out keep weight 1."""
+    import yaml
+
+    from chatledger.core import InputError
+    from chatledger.downstream import resolve_weights
+
     path = Path(spec)
     if path.is_file():
         try:
@@ -69,11 +67,10 @@ def load_downstream_weights(spec: str) -> dict[str, float]:
 
 def _note_problems(problems: list[Problem], source: str) -> None:
     if problems:
-        stderr.print(
-            f"[yellow]note:[/yellow] {len(problems)} unusable line(s) in {escape(source)} "
-            "are read as empty extractions (first: "
-            f"{escape(str(problems[0]))})",
-            highlight=False,
+        note(
+            f"{len(problems)} unusable line(s) in {source} are read as empty extractions "
+            f"(first: {problems[0]})",
+            err=True,
         )
 
 
@@ -110,6 +107,8 @@ def _event_line(event: DownstreamEvent) -> str:
 
 
 def downstream_table(report: DownstreamReport) -> Table:
+    from rich.table import Table
+
     table = Table(title="Layer 3 — downstream consumers", title_justify="left")
     table.add_column("consumer")
     table.add_column("weight", justify="right")
@@ -125,7 +124,7 @@ def downstream_table(report: DownstreamReport) -> Table:
         )
     table.add_section()
     table.add_row(
-        "downstream composite", "1.000", f"[bold]{report.downstream_composite:.3f}[/bold]"
+        "downstream composite", "1.000", styled(f"{report.downstream_composite:.3f}", "bold")
     )
     return table
 
@@ -138,7 +137,7 @@ def print_downstream_report(report: DownstreamReport) -> None:
             ("invented", result.result.invented),
         ):
             for event in events[:_EVENTS_SHOWN]:
-                stdout.print(f"{name} {label}: {escape(_event_line(event))}", highlight=False)
+                stdout.print(f"{name} {label}: {_event_line(event)}")
             if len(events) > _EVENTS_SHOWN:
                 more = len(events) - _EVENTS_SHOWN
                 stdout.print(f"{name} {label}: … {more} more (see --format json)")
@@ -156,6 +155,9 @@ def downstream_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Layer 3: run the downstream consumers on both models' extractions and compare them."""
+    from chatledger.corpus import read_chunks, read_extractions
+    from chatledger.downstream import run_downstream
+
     weight_map = load_downstream_weights(weights) if weights is not None else None
     chunk_list = read_chunks(chunks)
     ref = read_extractions(reference)
@@ -177,6 +179,14 @@ def pipeline_command(
 ) -> None:
     """Print, as Markdown, what the downstream consumers make of one model's extractions
     (with --format json: every consumer's events as JSON)."""
+    from chatledger.corpus import read_chunks, read_extractions
+    from chatledger.downstream import (
+        CONSUMER_NAMES,
+        build_conversations,
+        get_consumer,
+        render_pipeline_markdown,
+    )
+
     chunk_list = read_chunks(chunks)
     loaded = read_extractions(extractions)
     if output_format is OutputFormat.json:

@@ -2,36 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
 
 from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
-from chatledger.core import ChatLedgerError, InputError
-from chatledger.corpus import read_chunks
-from chatledger.extraction import (
-    DEFAULT_MAX_TOKENS,
-    PROMPT_STYLES,
-    ExtractionProgress,
-    ExtractionSummary,
-    extract_chunks,
-    load_prices,
-)
-from chatledger.providers import Budget, CallSettings, CompletionCache, ProviderHub
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, ProgressColumn, TaskID
+    from rich.table import Table
+
+    from chatledger.extraction import ExtractionProgress, ExtractionSummary
+
+# The help text names the prompt styles without importing the registry (``--help`` stays
+# instant); tests/test_cli_errors.py checks it against PROMPT_STYLES.
+PROMPT_STYLE_HELP = "plain, field-guide or example"
+DEFAULT_MAX_TOKENS_HELP = 4096
 
 
 def _summary_table(summary: ExtractionSummary) -> Table:
+    from rich.table import Table
+
     p = summary.progress
     table = Table(
         title=f"extract — {p.model} ({summary.prompt_style})",
@@ -57,8 +50,11 @@ def _summary_table(summary: ExtractionSummary) -> Table:
 
 
 def _progress_columns() -> tuple[ProgressColumn, ...]:
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
     return (
-        TextColumn("{task.description}"),
+        # markup=False: the description holds the model id, which is data ("…:[/x]").
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("calls {task.fields[calls]}"),
@@ -81,12 +77,12 @@ def _show(bar: Progress, task: TaskID, p: ExtractionProgress) -> None:
 
 @app.command("extract")
 def extract_command(
-    model: Annotated[str, typer.Option(help="model id, e.g. anthropic:claude-opus-4-6")],
+    model: Annotated[
+        str, typer.Option(help="model id, e.g. anthropic:claude-opus-4-6 or offline:rules")
+    ],
     chunks: Annotated[Path, typer.Option(help="chunks file (.jsonl)")],
     out: Annotated[Path, typer.Option(help="extraction file to write or resume (.jsonl)")],
-    prompt_style: Annotated[
-        str, typer.Option(help=f"one of: {', '.join(PROMPT_STYLES.names())}")
-    ] = "plain",
+    prompt_style: Annotated[str, typer.Option(help=f"one of: {PROMPT_STYLE_HELP}")] = "plain",
     samples: Annotated[int, typer.Option(min=1, help="extractions per chunk")] = 1,
     budget_usd: Annotated[
         float | None, typer.Option(min=0.0, help="stop before spending more than this")
@@ -96,11 +92,16 @@ def extract_command(
         typer.Option(help="cache of model calls (default: $CHATLEDGER_CACHE_DIR or user cache)"),
     ] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="calls in flight")] = None,
-    max_tokens: Annotated[int, typer.Option(min=1, help="output tokens per call")] = (
-        DEFAULT_MAX_TOKENS
-    ),
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=1, help=f"output tokens per call (default {DEFAULT_MAX_TOKENS_HELP})"),
+    ] = None,
     temperature: Annotated[
         float | None, typer.Option(min=0.0, max=2.0, help="default: the provider's")
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.001, help="seconds before one request is abandoned and retried"),
     ] = None,
     prices: Annotated[
         Path | None, typer.Option(help="price file (USD per Mtok) adding to the built-in one")
@@ -112,38 +113,66 @@ def extract_command(
     API keys are read from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY,
     OPENAI_COMPATIBLE_API_KEY) and never written anywhere.
     """
+    from chatledger.core import EnvironmentFault, InputError, Interrupted, check_output_file
+    from chatledger.corpus import read_chunks
+    from chatledger.extraction import (
+        DEFAULT_MAX_TOKENS,
+        PROMPT_STYLES,
+        extract_chunks,
+        load_prices,
+    )
+    from chatledger.providers import Budget, CallSettings, CompletionCache, ProviderHub
+
     if prompt_style not in PROMPT_STYLES:
         known = ", ".join(PROMPT_STYLES.names())
-        raise InputError(f"unknown prompt style {prompt_style!r} (known: {known})")
+        raise InputError(
+            f"unknown prompt style {prompt_style!r} (known: {known})", field="--prompt-style"
+        )
     chunk_list = read_chunks(chunks)
-    settings = CallSettings(concurrency=concurrency) if concurrency else CallSettings()
-    budget = Budget(cap_usd=budget_usd)
+    check_output_file(out)
+    settings = CallSettings()
+    if concurrency:
+        settings = replace(settings, concurrency=concurrency)
+    if timeout is not None:
+        settings = replace(settings, timeout_s=timeout)
     hub = ProviderHub(
         settings=settings,
         cache=CompletionCache(cache_dir),
-        budget=budget,
+        budget=Budget(cap_usd=budget_usd),
         prices=load_prices(prices),
     )
+    latest: list[ExtractionProgress] = []
     kwargs = {
         "prompt_style": prompt_style,
         "samples": samples,
         "hub": hub,
-        "max_tokens": max_tokens,
+        "max_tokens": max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS,
         "temperature": temperature,
     }
     try:
         if output_format is OutputFormat.json:
-            summary = extract_chunks(model, chunk_list, out, **kwargs)
+            summary = extract_chunks(model, chunk_list, out, on_progress=latest.append, **kwargs)
         else:
+            from rich.progress import Progress
+
             with Progress(*_progress_columns(), console=stderr, transient=True) as bar:
                 task: TaskID = bar.add_task(
                     f"extract {model}", total=None, calls="0", tokens="0", dollars="0.0000"
                 )
 
                 def update(p: ExtractionProgress) -> None:
+                    latest.append(p)
                     _show(bar, task, p)
 
                 summary = extract_chunks(model, chunk_list, out, on_progress=update, **kwargs)
+    except KeyboardInterrupt:
+        done = latest[-1] if latest else None
+        written = done.written if done is not None else 0
+        raise Interrupted(
+            f"interrupted: {written} new line(s) written to {out}"
+            + (f" ({done.to_do - done.finished} still to do)" if done is not None else ""),
+            hint="run the same command again to resume; finished calls are cached",
+        ) from None
     finally:
         if hub.cache is not None:
             hub.cache.close()
@@ -153,8 +182,9 @@ def extract_command(
         stdout.print(_summary_table(summary))
         stdout.print(f"extractions: {summary.out_path}")
     if summary.stopped is not None:
-        raise ChatLedgerError(
+        raise EnvironmentFault(
             f"stopped by the budget: {summary.stopped}. {summary.progress.written} line(s) "
-            f"written to {summary.out_path}; run again with a higher --budget-usd to continue"
+            f"written to {summary.out_path}",
+            hint="run again with a higher --budget-usd to continue",
         )
     summary.raise_if_incomplete()

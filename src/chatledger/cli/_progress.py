@@ -17,7 +17,8 @@ ProgressCallback = Callable[[str, int, int], None]
 @contextmanager
 def progress_bar(first: str) -> Iterator[ProgressCallback]:
     columns = (
-        TextColumn("{task.description}"),
+        # markup=False: descriptions carry model names, which are data.
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

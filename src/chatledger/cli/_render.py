@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
-from chatledger.score import ScoreReport
+from chatledger.cli._app import styled
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from chatledger.score import ScoreReport
 
 
 def _fmt_components(components: dict[str, float]) -> str:
@@ -40,7 +45,7 @@ def score_table(report: ScoreReport) -> Table:
         )
     table.add_section()
     table.add_row(
-        "extraction composite", f"[bold]{report.extraction_composite:.3f}[/bold]", "1.000"
+        "extraction composite", styled(f"{report.extraction_composite:.3f}", "bold"), "1.000"
     )
     return table
 
@@ -52,6 +57,6 @@ def print_score_report(report: ScoreReport, console: Console) -> None:
         f"  excluded (reference unusable) {len(report.excluded_chunks)}"
     )
     for problem in report.problems[:20]:
-        console.print(f"[yellow]problem[/yellow] {escape(str(problem))}", highlight=False)
+        console.print(styled("problem", "yellow"), str(problem))
     if len(report.problems) > 20:
         console.print(f"… and {len(report.problems) - 20} more problems (see --format json)")

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
-from chatledger.report import build_report, build_structbench_report, run_task
 
 
 @app.command("report")
@@ -18,10 +17,11 @@ def report_command(
 ) -> None:
     """Rebuild the run's self-contained report.html (conversation or structbench run) and
     print its path."""
+    from chatledger.report import build_report, build_structbench_report, run_task
+
     structbench = run_task(run_dir) == "structbench"
     path = build_structbench_report(run_dir) if structbench else build_report(run_dir)
     if output_format is OutputFormat.json:
         emit_json({"report": str(path), "task": "structbench" if structbench else "conversations"})
         return
-    # A path is data, not rich markup: "[...]" in a folder name must print as written.
-    stdout.print(str(path), markup=False, highlight=False)
+    stdout.print(str(path))

@@ -8,9 +8,6 @@ from typing import Annotated
 import typer
 
 from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
-from chatledger.core import InputError
-from chatledger.corpus import read_chunks, read_extractions
-from chatledger.downstream import DailyReportConsumer, build_conversations
 
 
 @app.command("report-day")
@@ -25,6 +22,10 @@ def report_day_command(
 ) -> None:
     """The daily report built from one model's extractions: decisions, new action items,
     drifts, escalations and open loops of one day, per conversation."""
+    from chatledger.core import InputError
+    from chatledger.corpus import read_chunks, read_extractions
+    from chatledger.downstream import DailyReportConsumer, build_conversations
+
     conversations = build_conversations(read_chunks(chunks), read_extractions(extractions).records)
     if conversation is not None:
         conversations = tuple(c for c in conversations if c.conversation_id == conversation)
@@ -45,4 +46,4 @@ def report_day_command(
     for conv in dict.fromkeys(h.conversation_id for h in today):
         out += ["", f"## {conv}", ""]
         out += [f"- {h.line}" for h in today if h.conversation_id == conv]
-    stdout.print("\n".join(out), markup=False, highlight=False)
+    stdout.print("\n".join(out))

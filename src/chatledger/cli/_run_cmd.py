@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
-from chatledger.cli._progress import progress_bar
-from chatledger.report import build_report
-from chatledger.runs import RunResult, compare_runs, execute_run, load_run_config
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note, stdout, styled
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from chatledger.runs import RunResult
 
 
 def leaderboard_table(result: RunResult) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"Leaderboard — {result.name} (reference: {result.reference_name})")
     table.add_column("#", justify="right")
     table.add_column("model", no_wrap=True, min_width=16)
@@ -28,7 +31,7 @@ def leaderboard_table(result: RunResult) -> Table:
         table.add_row(
             str(rank),
             model.name,
-            f"[bold]{model.overall:.3f}[/bold]",
+            styled(f"{model.overall:.3f}", "bold"),
             *(f"{model.layers[layer]:.3f}" for layer in result.layers_run),
             f"{model.validity_rate:.0%}",
             f"{cost:.4f}" if cost else "—",
@@ -41,16 +44,38 @@ def print_run_result(result: RunResult) -> None:
     weights = ", ".join(f"{k} {v:.3f}" for k, v in result.layer_weights_used.items())
     stdout.print(f"layer weights: {weights}")
     if result.renormalisation_note:
-        stdout.print(f"[yellow]note:[/yellow] {result.renormalisation_note}")
+        note(result.renormalisation_note)
     stdout.print(f"run directory: {result.out_dir}")
 
 
 def run_with_progress(config: Path, out: Path, show: bool) -> RunResult:
+    """Load the config and execute the run; Ctrl-C says which stage it stopped in."""
+    from chatledger.cli._progress import progress_bar
+    from chatledger.core import Interrupted, prepare_output_dir
+    from chatledger.runs import execute_run, load_run_config
+
     loaded = load_run_config(config)
-    if not show:
-        return execute_run(loaded, out)
-    with progress_bar("scoring") as update:
-        return execute_run(loaded, out, on_progress=update)
+    prepare_output_dir(out)
+    stage = ["loading"]
+
+    def track(description: str, done: int, total: int) -> None:
+        stage[0] = f"{description} ({done}/{total})" if total else description
+
+    try:
+        if not show:
+            return execute_run(loaded, out, on_progress=track)
+        with progress_bar("scoring") as update:
+
+            def both(description: str, done: int, total: int) -> None:
+                track(description, done, total)
+                update(description, done, total)
+
+            return execute_run(loaded, out, on_progress=both)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"interrupted while {stage[0]}; {out} is incomplete (every file in it is whole)",
+            hint="run the same command again to finish: extractions and model calls are reused",
+        ) from None
 
 
 DEFAULT_OUT = Path("runs/latest")
@@ -64,6 +89,8 @@ def run_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Score every challenger of a run config on every configured layer; write the run directory."""
+    from chatledger.report import build_report
+
     result = run_with_progress(config, out, show=output_format is OutputFormat.table)
     report_path = build_report(result.out_dir) if report else None
     if output_format is OutputFormat.json:
@@ -87,11 +114,11 @@ def _fmt(value: Any) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def _fmt_delta(value: Any) -> str:
+def _fmt_delta(value: Any) -> Any:
     if value is None:
         return "—"
     colour = "green" if value > 1e-9 else "red" if value < -1e-9 else "dim"
-    return f"[{colour}]{value:+.3f}[/{colour}]"
+    return styled(f"{value:+.3f}", colour)
 
 
 @app.command("compare")
@@ -101,6 +128,10 @@ def compare_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Show what changed between two runs, per model, layer and field."""
+    from rich.table import Table
+
+    from chatledger.runs import compare_runs
+
     diff = compare_runs(before, after)
     if output_format is OutputFormat.json:
         emit_json(diff)

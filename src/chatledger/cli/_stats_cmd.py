@@ -7,12 +7,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
-from chatledger.corpus import read_chunks, read_extractions
-from chatledger.demo import write_bundled_corpus
-from chatledger.runs import DEFAULT_SEVERITIES, audit_metrics, load_run_json, pitfall_summary
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout, styled
 
 
 def _interval(entry: dict[str, Any] | None) -> str:
@@ -27,6 +23,10 @@ def stats_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Intervals, paired differences, rank probabilities and weight sensitivity of a run."""
+    from rich.table import Table
+
+    from chatledger.runs import load_run_json
+
     run = load_run_json(run_dir)
     stats = run.get("stats") or {}
     if output_format is OutputFormat.json:
@@ -107,8 +107,16 @@ def audit_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Apply every corruption operator at rising severity; show each field's score curve."""
+    from rich.table import Table
+
+    from chatledger.corpus import read_chunks, read_extractions
+    from chatledger.demo import write_bundled_corpus
+    from chatledger.runs import DEFAULT_SEVERITIES, audit_metrics, pitfall_summary
+
     if (reference is None) != (chunks is None):
-        raise typer.BadParameter("give both --reference and --chunks, or neither")
+        from chatledger.core import InputError
+
+        raise InputError("give both --reference and --chunks, or neither", field="--chunks")
     with tempfile.TemporaryDirectory() as tmp:
         if reference is None or chunks is None:
             chunks, reference = write_bundled_corpus(Path(tmp))
@@ -130,7 +138,7 @@ def audit_command(
             c.matcher,
             c.field,
             " ".join(f"{x:.2f}" for x in c.scores),
-            "yes" if c.monotone else "[red]NO[/red]",
+            "yes" if c.monotone else styled("NO", "red"),
             f"{c.sensitivity:.3f}",
         )
     stdout.print(table)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -10,32 +9,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
-from chatledger.report import REPORT_FILE, build_structbench_report
-from chatledger.structbench import (
-    DEFAULT_SEED,
-    Document,
-    Prediction,
-    PredictionFile,
-    StructReport,
-    ValidatorCache,
-    baseline_predictions,
-    generate_documents,
-    load_prediction_file,
-    read_dataset,
-    read_original,
-    score_predictions,
-    shipped_dataset_path,
-    write_dataset,
-    write_predictions,
+from chatledger.cli._app import (
+    FormatOption,
+    OutputFormat,
+    app,
+    emit_json,
+    note,
+    stderr,
+    stdout,
+    styled,
 )
 
 if TYPE_CHECKING:
-    from chatledger.structbench import RunOutcome, StructRun
+    from chatledger.structbench import (
+        Document,
+        Prediction,
+        PredictionFile,
+        RunOutcome,
+        StructReport,
+        StructRun,
+    )
+
+# The generator's default seed, spelled here so that ``--help`` needs no structbench import;
+# tests/test_cli_errors.py checks it against chatledger.structbench.DEFAULT_SEED.
+DEFAULT_SEED_HELP = 20260304
 
 structbench_app = typer.Typer(
     help="Email → JSON extraction benchmark (LLMStructBench-style): generate, run, score.",
@@ -69,6 +67,8 @@ RunDirOption = Annotated[
 
 
 def load_documents(dataset: Path | None, dataset_format: DatasetFormat) -> list[Document]:
+    from chatledger.structbench import read_dataset, read_original, shipped_dataset_path
+
     path = dataset if dataset is not None else shipped_dataset_path()
     if dataset_format is DatasetFormat.llmstructbench:
         return read_original(path)
@@ -83,6 +83,8 @@ def _interval(block: dict[str, Any], name: str) -> str:
 
 
 def print_report(summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
     metrics = ("DOC", "MK", "MV", "WV")
     table = Table(
         title="structbench (95% bootstrap intervals below each group)", title_justify="left"
@@ -96,9 +98,9 @@ def print_report(summary: dict[str, Any]) -> None:
     groups += [(str(k), v) for k, v in (summary.get("by_strategy") or {}).items()]
     for label, block in groups:
         row = [f"{block[m]:.3f}" for m in metrics]
-        table.add_row(escape(label), str(block["n"]), *row, f"{block['micro_f1']:.3f}")
+        table.add_row(label, str(block["n"]), *row, f"{block['micro_f1']:.3f}")
         if block.get("intervals"):
-            table.add_row("", "", *(f"[dim]{_interval(block, m)}[/dim]" for m in metrics), "")
+            table.add_row("", "", *(styled(_interval(block, m), "dim") for m in metrics), "")
     table.add_section()
     for depth, block in summary["by_depth"].items():
         row = [f"{block[m]:.3f}" for m in metrics]
@@ -106,10 +108,9 @@ def print_report(summary: dict[str, Any]) -> None:
     stdout.print(table)
     bad = {k: v for k, v in summary["bad_output_counts"].items() if v}
     listed = ", ".join(f"{k} {v}" for k, v in bad.items()) or "none"
-    stdout.print(f"outputs by kind: {listed}; clean {summary['clean_outputs']}", highlight=False)
+    stdout.print(f"outputs by kind: {listed}; clean {summary['clean_outputs']}")
     if summary.get("unknown_ids"):
-        unknown = summary["unknown_ids"]
-        stdout.print(f"[yellow]note:[/yellow] {unknown} prediction(s) with ids not in the dataset")
+        note(f"{summary['unknown_ids']} prediction(s) with ids not in the dataset")
 
 
 def show(report: StructReport, output_format: OutputFormat) -> None:
@@ -136,7 +137,7 @@ def show_files(
         )
     else:
         for f, r in zip(files, reports, strict=True):
-            stdout.print(f"[bold]{escape(str(f.path))}[/bold]", highlight=False)
+            stdout.print(styled(str(f.path), "bold"))
             print_report(r.to_dict())
 
 
@@ -151,7 +152,8 @@ def write_run_dir(
     seed: int,
 ) -> StructRun:
     """Score into a run directory and build its report."""
-    from chatledger.structbench import write_structbench_run
+    from chatledger.report import build_structbench_report
+    from chatledger.structbench import ValidatorCache, shipped_dataset_path, write_structbench_run
 
     run = write_structbench_run(
         run_dir,
@@ -171,9 +173,10 @@ def announce(run_dir: Path | None, output_format: OutputFormat) -> None:
     """Where the run directory went, after the scores (on stderr when stdout is JSON)."""
     if run_dir is None:
         return
+    from chatledger.report import REPORT_FILE
+
     console = stderr if output_format is OutputFormat.json else stdout
-    report = run_dir / REPORT_FILE
-    console.print(f"run directory: {run_dir}\nreport: {report}", markup=False, highlight=False)
+    console.print(f"run directory: {run_dir}\nreport: {run_dir / REPORT_FILE}")
 
 
 @structbench_app.command("score")
@@ -198,6 +201,8 @@ def score_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Score raw model outputs: DOC, MK, MV, WV (+ paper F1), by depth and strategy."""
+    from chatledger.structbench import ValidatorCache, load_prediction_file, score_predictions
+
     documents = load_documents(dataset, dataset_format)
     files = [load_prediction_file(p) for p in predictions]
     if out is not None:
@@ -227,13 +232,17 @@ def score_command(
 def generate_command(
     out: Annotated[Path, typer.Option(help="dataset file to write (.jsonl)")],
     n: Annotated[int, typer.Option("--n", min=1, help="number of documents")] = 1000,
-    seed: Annotated[int, typer.Option(help="generator seed")] = DEFAULT_SEED,
+    seed: Annotated[int, typer.Option(help="generator seed")] = DEFAULT_SEED_HELP,
     examples: Annotated[
         bool, typer.Option("--examples/--no-examples", help="add a one-shot example per email")
     ] = True,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Render n emails (7 kinds × depths 1–4) with schemas and ground truth, deterministically."""
+    from chatledger.core import check_output_file
+    from chatledger.structbench import generate_documents, write_dataset
+
+    check_output_file(out)
     documents = generate_documents(n, seed, with_example=examples)
     write_dataset(documents, out)
     depths: dict[str, int] = {}
@@ -257,6 +266,10 @@ def baseline_command(
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """The no-model row: a rule-based extractor's predictions, written and scored."""
+    from chatledger.core import check_output_file
+    from chatledger.structbench import baseline_predictions, write_predictions
+
+    check_output_file(out)
     documents = load_documents(dataset, dataset_format)
     predictions = baseline_predictions(documents)
     write_predictions(predictions, out)
@@ -279,6 +292,8 @@ def _scored(
     documents: list[Document], written: Path, predictions: list[Prediction], where: RunDirRequest
 ) -> StructReport:
     """The predictions just written, scored — into a run directory when one is asked for."""
+    from chatledger.structbench import load_prediction_file, score_predictions
+
     if where.run_dir is None:
         return score_predictions(documents, predictions, n_resamples=where.resamples)
     run = write_run_dir(
@@ -312,11 +327,21 @@ def run_command(
         int, typer.Option(min=0, help="schema re-asks per call (0 scores the first reply)")
     ] = 0,
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="on-disk call cache")] = True,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.001, help="seconds before one request is abandoned and retried"),
+    ] = None,
     resamples: ResamplesOption = 1000,
     run_dir: RunDirOption = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Prompt a model with one strategy over the dataset; write raw outputs, then score them."""
+    import asyncio
+    from dataclasses import replace
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from chatledger.core import EnvironmentFault, Interrupted, check_output_file
     from chatledger.providers import (
         Budget,
         CallSettings,
@@ -324,41 +349,55 @@ def run_command(
         ProviderHub,
         parse_model_id,
     )
-    from chatledger.structbench import CallOptions, run_strategy, strategy_named
+    from chatledger.structbench import CallOptions, run_strategy, strategy_named, write_predictions
 
     chosen = strategy_named(strategy)
+    check_output_file(out)
     documents = load_documents(dataset, dataset_format)
     if limit is not None:
         documents = documents[:limit]
     parse_model_id(model)  # a bad id is one readable error before any work starts
     options = CallOptions(model=model, max_tokens=max_tokens, temperature=temperature)
+    settings = CallSettings(concurrency=concurrency, max_reasks=reasks)
+    if timeout is not None:
+        settings = replace(settings, timeout_s=timeout)
+    call_cache = CompletionCache() if cache else None
 
     async def go(on_done: Callable[[], None]) -> RunOutcome:
-        hub = ProviderHub(
-            settings=CallSettings(concurrency=concurrency, max_reasks=reasks),
-            cache=CompletionCache() if cache else None,
-            budget=Budget(cap_usd=budget_usd),
-        )
+        hub = ProviderHub(settings=settings, cache=call_cache, budget=Budget(cap_usd=budget_usd))
         async with hub:
             return await run_strategy(
                 documents, chosen, hub, options, concurrency=concurrency, on_done=on_done
             )
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())  # fmt: skip
-    with Progress(*columns, console=stderr, transient=True) as progress:
-        task = progress.add_task(f"{chosen.name} · {model}", total=len(documents))
-        outcome = asyncio.run(go(lambda: progress.advance(task)))
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
+    try:
+        with Progress(*columns, console=stderr, transient=True) as progress:
+            task = progress.add_task(f"{chosen.name} · {model}", total=len(documents))
+            outcome = asyncio.run(go(lambda: progress.advance(task)))
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"interrupted: nothing written to {out}",
+            hint="run the same command again: the calls that finished are cached",
+        ) from None
+    finally:
+        if call_cache is not None:
+            call_cache.close()
     write_predictions(outcome.predictions, out)
-    if outcome.budget_stop:
-        stderr.print(f"[yellow]stopped:[/yellow] {escape(outcome.budget_stop)}", highlight=False)
-    if outcome.failures:
-        first_id, reason = next(iter(outcome.failures.items()))
-        stderr.print(
-            f"[yellow]note:[/yellow] {len(outcome.failures)} document(s) got no answer and "
-            f"score as missing (first: {escape(first_id)}: {escape(reason)})",
-            highlight=False,
-        )
     where = RunDirRequest(run_dir, dataset, dataset_format, resamples)
     show(_scored(documents, out, outcome.predictions, where), output_format)
     announce(run_dir, output_format)
+    if outcome.budget_stop:
+        raise EnvironmentFault(
+            f"stopped by the budget: {outcome.budget_stop}; {len(outcome.predictions)} of "
+            f"{len(documents)} document(s) written to {out}",
+            hint="run again with a higher --budget-usd; finished calls are cached",
+        )
+    if outcome.failures:
+        first_id, reason = next(iter(outcome.failures.items()))
+        raise EnvironmentFault(
+            f"{len(outcome.failures)} document(s) got no answer and score as missing "
+            f"(first: {first_id}: {reason})",
+            hint="run the same command again to retry them; finished calls are cached",
+        )

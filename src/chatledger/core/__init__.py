@@ -1,7 +1,13 @@
 """Dependency-free types of ChatLedger: chunks, extraction schema, records, field table."""
 
 from chatledger.core._chunk import Chunk, Message
-from chatledger.core._errors import ChatLedgerError, InputError, first_validation_error
+from chatledger.core._errors import (
+    ChatLedgerError,
+    EnvironmentFault,
+    InputError,
+    Interrupted,
+    first_validation_error,
+)
 from chatledger.core._fields import (
     CONFIDENCE_FIELDS,
     FIELDS_V1,
@@ -10,6 +16,15 @@ from chatledger.core._fields import (
     SCHEMA_WEIGHTS,
     WEIGHTS_V1,
     WEIGHTS_V3,
+)
+from chatledger.core._files import (
+    atomic_path,
+    atomic_write_bytes,
+    atomic_write_text,
+    atomic_writer,
+    check_output_file,
+    describe_os_error,
+    prepare_output_dir,
 )
 from chatledger.core._record import ExtractionRecord, Problem, RecordStatus, Usage
 from chatledger.core._registry import Registry
@@ -54,11 +69,13 @@ __all__ = [
     "Decision",
     "EmotionalArc",
     "Entity",
+    "EnvironmentFault",
     "Extraction",
     "ExtractionRecord",
     "ExtractionV1",
     "ExtractionV3",
     "InputError",
+    "Interrupted",
     "Link",
     "Message",
     "NegotiationMove",
@@ -73,6 +90,13 @@ __all__ = [
     "Usage",
     "Vocabulary",
     "WarningItem",
+    "atomic_path",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "atomic_writer",
+    "check_output_file",
+    "describe_os_error",
     "extraction_json_schema",
     "first_validation_error",
+    "prepare_output_dir",
 ]

@@ -8,7 +8,36 @@ from pydantic import ValidationError
 
 
 class ChatLedgerError(Exception):
-    """A problem with the user's input or configuration; the CLI prints it without a traceback."""
+    """A problem with the user's input or configuration; the CLI prints it without a traceback.
+
+    ``exit_code`` is what the CLI exits with: 2 for a user mistake (the default), 1 for an
+    environment fault (:class:`EnvironmentFault`), 130 for an interruption. ``hint`` is an
+    optional second line telling the user what to do.
+    """
+
+    exit_code: int = 2
+    hint: str | None = None
+
+
+class EnvironmentFault(ChatLedgerError):
+    """The machine, not the user, stopped the work: a full disk, a read-only folder, a server
+    that kept failing, a spending cap reached. Rerunning after the fault is fixed resumes."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class Interrupted(ChatLedgerError):
+    """The user pressed Ctrl-C (or sent SIGINT/SIGTERM); the message says what was finished."""
+
+    exit_code = 130
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class InputError(ChatLedgerError):

@@ -14,9 +14,11 @@ def load_run_json(run_dir: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise InputError("not a run directory (no run.json)", path=run_dir)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"run.json is not valid JSON ({exc.msg})", path=path) from None
+        raise InputError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InputError(f"not a readable run.json ({type(exc).__name__})", path=path) from None
     if not isinstance(data, dict) or "models" not in data:
         raise InputError("run.json has no 'models'", path=path)
     return data
@@ -41,8 +43,16 @@ def _normalised(model: dict[str, Any]) -> dict[str, Any]:
 def compare_runs(before_dir: str | Path, after_dir: str | Path) -> dict[str, Any]:
     """Per model present in either run: overall, layer, field and consumer scores before/after
     (for structbench runs: DOC, MK, MV, WV and micro F1, with WV as the overall score)."""
-    before = {m["name"]: _normalised(m) for m in load_run_json(before_dir)["models"]}
-    after = {m["name"]: _normalised(m) for m in load_run_json(after_dir)["models"]}
+    runs = load_run_json(before_dir), load_run_json(after_dir)
+    tasks = [str(run.get("task") or "conversation") for run in runs]
+    if tasks[0] != tasks[1]:
+        raise InputError(
+            f"cannot compare a {tasks[0]} run ({before_dir}) with a {tasks[1]} run: "
+            "their scores measure different things",
+            path=after_dir,
+        )
+    before = {m["name"]: _normalised(m) for m in runs[0]["models"]}
+    after = {m["name"]: _normalised(m) for m in runs[1]["models"]}
     models: dict[str, Any] = {}
     for name in [*before, *(n for n in after if n not in before)]:
         a, b = before.get(name, {}), after.get(name, {})

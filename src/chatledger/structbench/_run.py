@@ -13,8 +13,14 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from chatledger.core import InputError
-from chatledger.providers import BudgetExceeded, Provider, ProviderError
+from chatledger.core import ChatLedgerError, InputError
+from chatledger.providers import (
+    BudgetExceeded,
+    MissingApiKeyError,
+    PriceUnknownError,
+    Provider,
+    ProviderError,
+)
 from chatledger.structbench._document import Document, Example, Prediction
 from chatledger.structbench._strategies import STRATEGIES, CallOptions, Strategy
 
@@ -59,7 +65,12 @@ async def run_strategy(
     concurrency: int = 4,
     on_done: Callable[[], None] | None = None,
 ) -> RunOutcome:
-    """Predictions in dataset order for the documents that got an answer."""
+    """Predictions in dataset order for the documents that got an answer.
+
+    Errors every other call would hit too (no API key; no price under a budget) stop the run
+    and are raised once the calls in flight are done: they are the user's to fix, not a
+    document's failure.
+    """
     examples = examples_by_schema(documents)
     if strategy.needs_example:
         lacking = [d.id for d in documents if d.example is None and d.schema_key not in examples]
@@ -73,6 +84,7 @@ async def run_strategy(
     results: dict[str, Prediction] = {}
     outcome = RunOutcome(predictions=[])
     stop = asyncio.Event()
+    fatal: list[ChatLedgerError] = []
 
     async def one(document: Document) -> None:
         async with gate:
@@ -84,6 +96,10 @@ async def run_strategy(
                 )
             except BudgetExceeded as exc:
                 outcome.budget_stop = outcome.budget_stop or str(exc)
+                stop.set()
+                return
+            except (MissingApiKeyError, PriceUnknownError) as exc:
+                fatal.append(exc)
                 stop.set()
                 return
             except ProviderError as exc:
@@ -101,5 +117,7 @@ async def run_strategy(
             )
 
     await asyncio.gather(*(one(d) for d in documents))
+    if fatal:
+        raise fatal[0]
     outcome.predictions = [results[d.id] for d in documents if d.id in results]
     return outcome

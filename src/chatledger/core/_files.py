@@ -1,0 +1,130 @@
+"""Writing output files so that a failed write never leaves half a file where a good one was.
+
+Every file ChatLedger writes whole (run.json, report.html, scores.parquet, chunks.jsonl, a
+structbench dataset …) goes through :func:`atomic_writer` or :func:`atomic_path`: the bytes go to
+a temporary file in the same folder, are flushed to disk, and only then renamed over the target
+(``os.replace`` is atomic on POSIX). A full disk, a crash or Ctrl-C in the middle leaves the old
+file (or no file), never a truncated one. Append-only files (extraction lines, which a rerun
+resumes) are the one exception; their readers cut an unfinished last line.
+
+:func:`describe_os_error` turns an ``OSError`` into the one-line error the CLI prints: a path
+the user got wrong is an :class:`InputError` (exit 2), a machine that cannot take the write is an
+:class:`EnvironmentFault` (exit 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from chatledger.core._errors import ChatLedgerError, EnvironmentFault, InputError
+
+# Errors that mean "this path is wrong" (the user's to fix) rather than "the machine refused".
+_PATH_MISTAKES = frozenset(
+    {errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENOENT, errno.ENAMETOOLONG, errno.ELOOP}
+)
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+
+_umask_lock = threading.Lock()
+
+
+def _file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give: 0o666 minus the umask (mkstemp makes
+    0o600 files, which would silently make every written file private)."""
+    with _umask_lock:
+        mask = os.umask(0)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
+def describe_os_error(exc: OSError, *, action: str = "write") -> ChatLedgerError:
+    """The one-line error for an ``OSError`` raised while reading or writing a file."""
+    where = exc.filename if exc.filename is not None else None
+    reason = exc.strerror or str(exc)
+    code = exc.errno
+    if code in _NO_SPACE:
+        return EnvironmentFault(
+            f"{where}: cannot {action}: {reason}" if where else f"cannot {action}: {reason}",
+            hint="free some space and run the same command again; finished work is kept",
+        )
+    if code in _NOT_WRITABLE:
+        return EnvironmentFault(
+            f"{where}: cannot {action}: {reason}" if where else f"cannot {action}: {reason}",
+            hint="choose a folder you can write to (or fix its permissions)",
+        )
+    if code in _PATH_MISTAKES:
+        return InputError(f"cannot {action}: {reason}", path=where)
+    return EnvironmentFault(
+        f"{where}: cannot {action}: {reason}" if where else f"cannot {action}: {reason}"
+    )
+
+
+def prepare_output_dir(path: str | Path, *, option: str = "--out") -> Path:
+    """Create the folder ``path`` names (and its parents); refuse a path that is a file."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise InputError("is a file, expected a folder", path=folder, field=option)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def check_output_file(path: str | Path, *, option: str | None = "--out") -> Path:
+    """Refuse an output file path that names a folder; create the folder it goes in."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("is a folder, expected a file name", path=target, field=option)
+    if target.parent.exists() and not target.parent.is_dir():
+        raise InputError("its folder is a file", path=target, field=option)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[str]]:
+    """``with atomic_writer(path) as handle:`` — the text file appears, complete, when the
+    block ends without an exception; otherwise the target is untouched."""
+    with atomic_path(path) as temporary, temporary.open("w", encoding=encoding, newline="") as text:
+        yield text
+        text.flush()
+        os.fsync(text.fileno())
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` for a writer that wants a file name (a parquet or
+    SQLite writer); it replaces ``path`` when the block ends without an exception."""
+    target = check_output_file(path, option=None)
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    temporary = Path(name)
+    try:
+        try:
+            os.fchmod(fd, _file_mode())
+        finally:
+            os.close(fd)
+        yield temporary
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_writer(path, encoding=encoding) as handle:
+        handle.write(text)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_path(path) as temporary, temporary.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
