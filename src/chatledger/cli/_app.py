@@ -12,8 +12,6 @@ what they use inside their bodies, and names for annotations come from ``TYPE_CH
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import sys
 from enum import StrEnum
@@ -79,17 +77,9 @@ def note(message: str, *, label: str = "note", style: str = "yellow", err: bool 
 
 def emit_json(data: Any) -> None:
     """Print ``data`` as strict JSON: NaN and infinities become null (they are not JSON)."""
-    sys.stdout.write(json.dumps(_finite(data), indent=2, ensure_ascii=False) + "\n")
+    from chatledger.core import dumps_json
 
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    sys.stdout.write(dumps_json(data) + "\n")
 
 
 # C0/C1 controls, DEL, line/paragraph separators and bidirectional overrides: a file name or a

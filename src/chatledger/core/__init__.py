@@ -20,11 +20,14 @@ from chatledger.core._fields import (
 from chatledger.core._files import (
     atomic_path,
     atomic_write_bytes,
+    atomic_write_json,
     atomic_write_text,
     atomic_writer,
     check_output_file,
     describe_os_error,
+    dumps_json,
     prepare_output_dir,
+    strict_json,
 )
 from chatledger.core._record import ExtractionRecord, Problem, RecordStatus, Usage
 from chatledger.core._registry import Registry
@@ -92,11 +95,14 @@ __all__ = [
     "WarningItem",
     "atomic_path",
     "atomic_write_bytes",
+    "atomic_write_json",
     "atomic_write_text",
     "atomic_writer",
     "check_output_file",
     "describe_os_error",
+    "dumps_json",
     "extraction_json_schema",
     "first_validation_error",
     "prepare_output_dir",
+    "strict_json",
 ]

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
+import math
 import os
 import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from chatledger.core._errors import ChatLedgerError, EnvironmentFault, InputError
 
@@ -120,6 +122,28 @@ def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8") -
     """Write ``text`` to ``path`` atomically."""
     with atomic_writer(path, encoding=encoding) as handle:
         handle.write(text)
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` with every NaN or infinity replaced by ``None``: JSON has no NaN, and a file
+    holding one is refused by strict readers (``jq``, browsers, other languages)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value
+
+
+def dumps_json(value: Any, *, indent: int | None = 2) -> str:
+    """Strict JSON text of ``value`` (see :func:`strict_json`), UTF-8 characters kept."""
+    return json.dumps(strict_json(value), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def atomic_write_json(path: str | Path, value: Any) -> None:
+    """Write ``value`` as strict, indented JSON to ``path`` atomically."""
+    atomic_write_text(path, dumps_json(value) + "\n")
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

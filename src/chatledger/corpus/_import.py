@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from chatledger.core import InputError
+from chatledger.core import InputError, atomic_writer, prepare_output_dir
 from chatledger.corpus._ami import read_ami
 from chatledger.corpus._casino import read_casino
 from chatledger.corpus._gold import Corpus, gold_item_counts
@@ -62,7 +62,7 @@ def read_corpus(kind: str, path: str | Path, **options: Any) -> Corpus:
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
+    with atomic_writer(path) as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
@@ -79,10 +79,7 @@ def import_corpus(
     corpus = read_corpus(kind, path, **options)
     if not corpus.chunks:
         raise InputError(f"no {kind} conversations found", path=path)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError("output path exists and is not a directory", path=out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_output_dir(out_dir)
     chunks_path, gold_path = out / "chunks.jsonl", out / "gold.jsonl"
     _write_jsonl(chunks_path, [c.model_dump(mode="json") for c in corpus.chunks])
     _write_jsonl(gold_path, [g.to_json() for g in corpus.gold])

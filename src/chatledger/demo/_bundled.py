@@ -6,6 +6,8 @@ from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
 
+from chatledger.core import atomic_write_text, prepare_output_dir
+
 PARTS = ("part1", "part2")
 HUMAN_SAMPLES = ("ami", "casino")
 
@@ -16,7 +18,7 @@ def _data_dir(stack: ExitStack) -> Path:
 
 def write_bundled_corpus(out_dir: Path) -> tuple[Path, Path]:
     """Write the bundled corpus as one ``chunks.jsonl`` and one ``gold.jsonl`` under out_dir."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    prepare_output_dir(out_dir)
     chunks_out, gold_out = out_dir / "chunks.jsonl", out_dir / "gold.jsonl"
     with ExitStack() as stack:
         parts = _data_dir(stack) / "corpus" / "parts"
@@ -24,16 +26,15 @@ def write_bundled_corpus(out_dir: Path) -> tuple[Path, Path]:
             text = "".join(
                 (parts / f"{part}_{kind}.jsonl").read_text(encoding="utf-8") for part in PARTS
             )
-            target.write_text(text, encoding="utf-8")
+            atomic_write_text(target, text)
     return chunks_out, gold_out
 
 
 def human_sample(name: str, out_dir: Path) -> tuple[Path, Path]:
     """Copy a bundled human-gold sample (``ami`` or ``casino``) to out_dir/name/."""
-    target = out_dir / name
-    target.mkdir(parents=True, exist_ok=True)
+    target = prepare_output_dir(out_dir / name)
     with ExitStack() as stack:
         source = _data_dir(stack) / "human" / name
         for file in ("chunks.jsonl", "gold.jsonl"):
-            (target / file).write_text((source / file).read_text(encoding="utf-8"), "utf-8")
+            atomic_write_text(target / file, (source / file).read_text(encoding="utf-8"))
     return target / "chunks.jsonl", target / "gold.jsonl"

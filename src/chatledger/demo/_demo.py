@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chatledger.core import atomic_write_json, prepare_output_dir
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_corpus
 from chatledger.extractors import get_extractor
@@ -67,8 +68,7 @@ class DemoResult:
 def prepare_demo(out_dir: Path) -> Path:
     """Write the corpus, the challengers and the run config; return the config's path."""
     chunks_path, gold_path = write_bundled_corpus(out_dir / "corpus")
-    challengers = out_dir / "challengers"
-    challengers.mkdir(parents=True, exist_ok=True)
+    challengers = prepare_output_dir(out_dir / "challengers")
     get_extractor(OFFLINE_EXTRACTOR).extract_file(chunks_path, challengers / "offline-rules.jsonl")
     chunks = read_chunks(chunks_path)
     gold = read_extractions(gold_path).records
@@ -92,7 +92,7 @@ def prepare_demo(out_dir: Path) -> Path:
         "seed": 2026,
     }
     path = out_dir / "demo.yaml"
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    atomic_write_json(path, config)
     return path
 
 
@@ -128,7 +128,7 @@ def _note_human_gold(run_json: Path, result: DemoResult) -> None:
     data = json.loads(run_json.read_text(encoding="utf-8"))
     data["reference_is_human"] = True
     data["human_gold_samples"] = result.to_dict()["human_gold"]
-    run_json.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_json(run_json, data)
 
 
 def run_demo(

@@ -11,6 +11,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped, unused-ignore]
 
+from chatledger.core import atomic_write_text
 from chatledger.report import _charts as charts
 from chatledger.report import _charts_judges as judge_charts
 from chatledger.report import _charts_trust as trust_charts
@@ -161,5 +162,5 @@ def build_report(run_dir: str | Path) -> Path:
     its path."""
     path = Path(run_dir) / REPORT_FILE
     html = render_report(Path(run_dir))
-    path.write_text(html, encoding="utf-8")
+    atomic_write_text(path, html)
     return path

@@ -16,7 +16,7 @@ from typing import Any
 
 import plotly  # type: ignore[import-untyped, unused-ignore]
 
-from chatledger.core import InputError
+from chatledger.core import InputError, atomic_write_text
 from chatledger.report import _structbench_charts as charts
 from chatledger.report._build import REPORT_FILE, _environment, _plotly_bundle, _static
 from chatledger.report._context import Estimate
@@ -247,5 +247,5 @@ def render_structbench_report(run_dir: Path) -> str:
 def build_structbench_report(run_dir: str | Path) -> Path:
     """Write ``run_dir/report.html`` for a structbench run directory and return its path."""
     path = Path(run_dir) / REPORT_FILE
-    path.write_text(render_structbench_report(Path(run_dir)), encoding="utf-8")
+    atomic_write_text(path, render_structbench_report(Path(run_dir)))
     return path

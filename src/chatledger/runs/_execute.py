@@ -7,18 +7,23 @@ challengers beyond their summaries.
 
 from __future__ import annotations
 
-import json
 import platform
 import resource
 import time
 from collections.abc import Callable
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from chatledger.core import Chunk, InputError, first_validation_error
+from chatledger.core import (
+    Chunk,
+    InputError,
+    atomic_write_json,
+    atomic_writer,
+    first_validation_error,
+    prepare_output_dir,
+)
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.downstream import ConsumerOutputs, build_outputs, compare_outputs, merge_outputs
 from chatledger.providers import ProviderHub
@@ -111,7 +116,7 @@ def _execute(
     scoring = _scoring_config(loaded)
     chunks = read_chunks(loaded.chunks)
     planned = plan_extractions(loaded, out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    prepare_output_dir(out_dir)
     t0 = time.perf_counter()
     if calls is not None:
         run_extractions(planned, chunks, calls, on_progress)
@@ -152,10 +157,9 @@ def _execute(
     steps = len(challenger_paths) * len(config.layers)
     done = 0
     judgements_path = out_dir / "judgements.jsonl"
-    judgements_path.unlink(missing_ok=True)
     with (
-        closing(ScoreTableWriter(out_dir / "scores.parquet")) as writer,
-        judgements_path.open("w", encoding="utf-8") as judgements,
+        ScoreTableWriter(out_dir / "scores.parquet") as writer,
+        atomic_writer(judgements_path) as judgements,
     ):
         for index, path in enumerate(challenger_paths):
             source = read_extractions(path)
@@ -398,4 +402,4 @@ def _run_json(
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_json(path, data)

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from chatledger.core import Chunk, ExtractionRecord, RecordStatus
+from chatledger.core import Chunk, ExtractionRecord, RecordStatus, atomic_writer
 from chatledger.simulate._operators import corrupt
 
 SIMULATED_PREFIX = "simulated:"
@@ -46,7 +46,7 @@ def simulate_records(
 
 def write_records(records: Mapping[str, ExtractionRecord], path: Path) -> None:
     """Write records in the extraction JSONL format (valid records only)."""
-    with path.open("w", encoding="utf-8") as handle:
+    with atomic_writer(path) as handle:
         for record in records.values():
             if record.extraction is None:
                 continue

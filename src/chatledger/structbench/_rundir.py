@@ -21,15 +21,14 @@ bytes; ``run.json`` differs only in ``timings`` (seconds spent, as a conversatio
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from collections.abc import Sequence
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chatledger.core import atomic_write_json, prepare_output_dir
 from chatledger.runs import RUN_LEVEL, ScoreTableWriter
 from chatledger.structbench._document import Document
 from chatledger.structbench._drilldown import DRILLDOWN_PER_ROW, drilldown
@@ -114,8 +113,7 @@ def _table_rows(entry: dict[str, Any], row: Row) -> list[tuple[str, str, str, st
 
 
 def _write_json(path: Path, data: Any) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
-    path.write_text(text + "\n", encoding="utf-8")
+    atomic_write_json(path, data)
 
 
 def write_structbench_run(
@@ -136,8 +134,7 @@ def write_structbench_run(
     from chatledger import __version__
 
     started = time.perf_counter()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_output_dir(out_dir)
     validators = validators or ValidatorCache()
     scored = score_files(
         documents, files, n_resamples=n_resamples, seed=seed, validators=validators
@@ -197,7 +194,7 @@ def write_structbench_run(
         },
     }
     compared_at = time.perf_counter()
-    with closing(ScoreTableWriter(out / SCORES_FILE)) as writer:
+    with ScoreTableWriter(out / SCORES_FILE) as writer:
         for entry, row in zip(entries, rows, strict=True):
             writer.write(_table_rows(entry, row))
     _write_json(
