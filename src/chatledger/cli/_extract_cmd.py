@@ -155,7 +155,9 @@ def extract_command(
         else:
             from rich.progress import Progress
 
-            with Progress(*_progress_columns(), console=stderr, transient=True) as bar:
+            with Progress(
+                *_progress_columns(), console=stderr, transient=True, disable=not stderr.is_terminal
+            ) as bar:
                 task: TaskID = bar.add_task(
                     f"extract {model}", total=None, calls="0", tokens="0", dollars="0.0000"
                 )

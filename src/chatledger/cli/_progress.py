@@ -23,7 +23,9 @@ def progress_bar(first: str) -> Iterator[ProgressCallback]:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=stderr, transient=True) as progress:
+    with Progress(
+        *columns, console=stderr, transient=True, disable=not stderr.is_terminal
+    ) as progress:
         task = progress.add_task(first, total=None)
 
         def update(description: str, done: int, total: int) -> None:

@@ -111,6 +111,9 @@ def print_report(summary: dict[str, Any]) -> None:
     stdout.print(f"outputs by kind: {listed}; clean {summary['clean_outputs']}")
     if summary.get("unknown_ids"):
         note(f"{summary['unknown_ids']} prediction(s) with ids not in the dataset")
+    problems = summary.get("problems") or []
+    if problems:
+        note(f"{len(problems)} unusable line(s), scored as missing; first: {problems[0]}")
 
 
 def show(report: StructReport, output_format: OutputFormat) -> None:
@@ -373,7 +376,9 @@ def run_command(
     columns = (TextColumn("{task.description}", markup=False), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
     try:
-        with Progress(*columns, console=stderr, transient=True) as progress:
+        with Progress(
+            *columns, console=stderr, transient=True, disable=not stderr.is_terminal
+        ) as progress:
             task = progress.add_task(f"{chosen.name} · {model}", total=len(documents))
             outcome = asyncio.run(go(lambda: progress.advance(task)))
     except KeyboardInterrupt:

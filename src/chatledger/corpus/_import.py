@@ -76,6 +76,9 @@ def import_corpus(
     ``unanswered_questions`` and ``min_words``; CaSiNo takes ``annotated_only`` and ``limit``.
     A wrong path or a file in the wrong format raises :class:`InputError` naming the path.
     """
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        # Before reading: a big corpus is not parsed only to find the output cannot be written.
+        raise InputError("is a file, expected a folder", path=out_dir, field="--out")
     corpus = read_corpus(kind, path, **options)
     if not corpus.chunks:
         raise InputError(f"no {kind} conversations found", path=path)
