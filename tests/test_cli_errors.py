@@ -130,7 +130,7 @@ CASES: dict[str, Case] = {
         ),
         2,
         ("'--samples'",),
-    ),  # fmt: skip
+    ),
     "an unknown option": Case((*SCORE, "--bogus"), 2, ("No such option: --bogus",)),
     "an unknown command": Case(("nosuch",), 2, ("No such command 'nosuch'",)),
     "bare chatledger": Case((), 2, ("missing command", "score")),
@@ -177,7 +177,7 @@ CASES: dict[str, Case] = {
         ),
         2,
         ("OPENAI_API_KEY",),
-    ),  # fmt: skip
+    ),
 }
 
 

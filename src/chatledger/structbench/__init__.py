@@ -42,20 +42,20 @@ from chatledger.structbench._metrics import DocumentScore, score_document
 from chatledger.structbench._original import original_to_document, read_original
 from chatledger.structbench._parse import ParsedOutput, parse_output, strip_wrappers
 from chatledger.structbench._paths import flatten, schema_depth, value_depth
-from chatledger.structbench._report import (
-    METRICS,
-    OUTPUT_KINDS,
-    StructReport,
-    micro_f1,
-    score_predictions,
-)
-from chatledger.structbench._rows import PredictionFile, load_prediction_file
 from chatledger.structbench._validation import ValidatorCache
 from chatledger.structbench._values import normalise_text, values_match
 from chatledger.structbench._weights import default_weight, field_importance, resolve_weights
 
 if TYPE_CHECKING:
     from chatledger.structbench._demo import StructbenchDemo, structbench_demo
+    from chatledger.structbench._report import (
+        METRICS,
+        OUTPUT_KINDS,
+        StructReport,
+        micro_f1,
+        score_predictions,
+    )
+    from chatledger.structbench._rows import PredictionFile, load_prediction_file
     from chatledger.structbench._run import (
         RunOutcome,
         examples_by_schema,
@@ -71,6 +71,14 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
+    # Scoring reports bootstrap intervals (scipy): generating a dataset does not need it.
+    "METRICS": "_report",
+    "OUTPUT_KINDS": "_report",
+    "StructReport": "_report",
+    "micro_f1": "_report",
+    "score_predictions": "_report",
+    "PredictionFile": "_rows",
+    "load_prediction_file": "_rows",
     "STRATEGIES": "_strategies",
     "CallOptions": "_strategies",
     "Strategy": "_strategies",
