@@ -97,16 +97,25 @@ def test_score_prints_the_specified_json(
     assert "micro_f1" in out and "by_strategy" not in out
 
 
-def test_score_reports_bad_input_as_one_line(
+def test_score_records_a_bad_predictions_line_and_goes_on(
     dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Predictions are model output: a line without "output" is counted and named, not fatal.
     predictions = tmp_path / "p.jsonl"
     predictions.write_text('{"id": "x"}\n', encoding="utf-8")
-    code, _, stderr = run_cli(
-        capsys, "structbench", "score", "--dataset", str(dataset), "--predictions", str(predictions)
-    )
-    assert code == 2
-    assert "p.jsonl:1 [output]" in stderr
+    args = ("structbench", "score", "--dataset", str(dataset), "--predictions", str(predictions))
+    code, stdout, _ = run_cli(capsys, *args, "--format", "json", "--resamples", "0")
+    assert code == 0
+    out = json.loads(stdout)
+    assert out["invalid_lines"] == 1
+    assert out["problems"] == [
+        f"{predictions}:1 [output]: missing or not a string (the raw model text) (document 'x')"
+    ]
+    assert out["bad_output_counts"]["missing"] == out["n"]  # nothing usable: all missing
+    code, stdout, _ = run_cli(capsys, *args, "--resamples", "0")
+    assert code == 0
+    assert "1 unusable line(s), scored as missing; first: " in stdout
+    assert "p.jsonl:1 [output]" in stdout
 
 
 def test_baseline_writes_predictions_and_scores_them(

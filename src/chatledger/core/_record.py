@@ -13,7 +13,7 @@ from chatledger.core._schema import ExtractionV3
 class Usage(BaseModel):
     """What one extraction cost."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
 
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
@@ -55,6 +55,10 @@ class ExtractionRecord:
     problems: tuple[Problem, ...] = ()
     # Fields a partial (human) gold annotation speaks to; None = all fields.
     covers: tuple[str, ...] | None = None
+    # Where the record was read (file and line; "" and 0 when built in memory), so that a
+    # problem found later (a message id not in the chunk) can name its line. Not compared.
+    path: str = field(default="", compare=False)
+    line: int = field(default=0, compare=False)
 
     @classmethod
     def missing(cls, chunk_id: str, model: str) -> ExtractionRecord:

@@ -6,9 +6,17 @@ from chatledger.corpus._gold import Corpus, GoldRecord
 from chatledger.corpus._import import CORPUS_KINDS, ImportSummary, import_corpus, read_corpus
 from chatledger.corpus._jsonl import (
     ExtractionFile,
+    RecordMap,
     parse_extraction_line,
     read_chunks,
     read_extractions,
+)
+from chatledger.corpus._lines import (
+    JsonLine,
+    JsonTextError,
+    loads_strict,
+    parse_json_line,
+    read_json_lines,
 )
 
 __all__ = [
@@ -17,11 +25,17 @@ __all__ = [
     "ExtractionFile",
     "GoldRecord",
     "ImportSummary",
+    "JsonLine",
+    "JsonTextError",
+    "RecordMap",
     "import_corpus",
+    "loads_strict",
     "parse_extraction_line",
+    "parse_json_line",
     "read_ami",
     "read_casino",
     "read_chunks",
     "read_corpus",
     "read_extractions",
+    "read_json_lines",
 ]

@@ -8,9 +8,7 @@ invalid extraction of its chunk (and counted), never dropped and never a crash.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,24 +28,16 @@ from chatledger.core import (
     Vocabulary,
     first_validation_error,
 )
+from chatledger.corpus._lines import (
+    JsonLine,
+    JsonTextError,
+    loads_strict,
+    parse_json_line,
+    read_json_lines,
+)
 
 _CHUNK_ID = re.compile(r'"chunk_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
-_SAMPLE = re.compile(r'"sample"\s*:\s*([0-9]+)')
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    if not path.exists():
-        raise InputError("file not found", path=path)
-    if path.is_dir():
-        raise InputError("is a directory, expected a .jsonl file", path=path)
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"not UTF-8 ({exc.reason})", path=path, line=number) from None
-            if text.strip():
-                yield number, text
+_SAMPLE = re.compile(r'"sample"\s*:\s*([0-9]{1,9})(?![0-9])')
 
 
 def read_chunks(path: str | Path) -> list[Chunk]:
@@ -55,15 +45,13 @@ def read_chunks(path: str | Path) -> list[Chunk]:
     path = Path(path)
     chunks: list[Chunk] = []
     first_line: dict[str, int] = {}
-    for number, text in _lines(path):
+    for line in read_json_lines(path):
+        number = line.number
+        if not line.ok:
+            assert line.error is not None
+            raise InputError(line.error, path=path, line=number, field=line.field or None)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", path=path, line=number) from None
-        if not isinstance(data, dict):
-            raise InputError("expected a JSON object (one chunk per line)", path=path, line=number)
-        try:
-            chunk = Chunk.model_validate(data)
+            chunk = Chunk.model_validate(line.value)
         except ValidationError as exc:
             where, msg = first_validation_error(exc)
             raise InputError(msg, path=path, line=number, field=where) from None
@@ -82,6 +70,16 @@ def read_chunks(path: str | Path) -> list[Chunk]:
     return chunks
 
 
+class RecordMap(dict[str, ExtractionRecord]):
+    """Chunk id → record, remembering the file the records were read from and its problems,
+    so that whoever scores them can say which file had nothing usable, and why."""
+
+    def __init__(self, path: str = "", problems: list[Problem] | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.problems: list[Problem] = problems if problems is not None else []
+
+
 @dataclass
 class ExtractionFile:
     """All records of one extraction file, keyed by chunk id, plus what could not be attributed.
@@ -95,6 +93,9 @@ class ExtractionFile:
     records: dict[str, ExtractionRecord] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     samples: dict[int, dict[str, ExtractionRecord]] = field(default_factory=dict)
+    # Non-blank lines read: each is a kept record, a duplicate (a problem) or a line that
+    # names no chunk (a problem), so lines_read = records kept + problems not on a record.
+    lines_read: int = 0
 
     def sample_records(self, sample: int) -> dict[str, ExtractionRecord]:
         """The records of one sample (0: :attr:`records`)."""
@@ -118,14 +119,39 @@ def parse_extraction_line(
     text: str, *, path: str, line: int, vocabulary: Vocabulary | None = None
 ) -> tuple[ExtractionRecord | None, Problem | None]:
     """Parse one line into (record, problem); the record is None when no chunk id is known."""
-    record, problem, _sample = _parse_line(text, path=path, line=line, vocabulary=vocabulary)
+    record, problem, _sample = _parse_line(
+        parse_json_line(text, line), path=path, vocabulary=vocabulary
+    )
     return record, problem
 
 
+def _recover_chunk_id(text: str) -> str | None:
+    """The chunk id a line that is not JSON meant, read from its raw text (None: none found).
+    An escape JSON does not know (``"c\\q"``) leaves the id as written."""
+    match = _CHUNK_ID.search(text)
+    if match is None:
+        return None
+    raw = match.group(1)
+    try:
+        value = loads_strict(f'"{raw}"')
+    except JsonTextError:
+        return raw or None
+    return value if isinstance(value, str) and value else None
+
+
+def _sample_of(data: Any, text: str) -> int:
+    raw = data.get("sample", 0) if isinstance(data, dict) else None
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+        return raw
+    match = _SAMPLE.search(text) if data is None else None
+    return int(match.group(1)) if match else 0
+
+
 def _parse_line(
-    text: str, *, path: str, line: int, vocabulary: Vocabulary | None = None
+    json_line: JsonLine, *, path: str, vocabulary: Vocabulary | None = None
 ) -> tuple[ExtractionRecord | None, Problem | None, int]:
     """(record, problem, sample index) of one line."""
+    line = json_line.number
     context = {"vocabulary": vocabulary} if vocabulary is not None else None
     # An invalid line keeps what it cost, so a model's failures are not free in the totals.
     line_usage = Usage()
@@ -143,19 +169,27 @@ def _parse_line(
             status=RecordStatus.INVALID,
             usage=line_usage,
             problems=(problem,),
+            path=path,
+            line=line,
         )
         return record, problem, sample
 
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        match = _CHUNK_ID.search(text)
-        chunk_id = json.loads(f'"{match.group(1)}"') if match else None
-        sample_match = _SAMPLE.search(text)
-        sample = int(sample_match.group(1)) if sample_match else 0
-        return invalid(chunk_id, "", "", f"not valid JSON ({exc.msg})")
-    if not isinstance(data, dict):
-        return invalid(None, "", "", "expected a JSON object")
+    data: Any = json_line.value
+    if not json_line.ok:
+        assert json_line.error is not None
+        if data is None:  # not JSON at all: the chunk id can only come from the raw text
+            sample = _sample_of(None, json_line.text)
+            chunk_id = _recover_chunk_id(json_line.text)
+            return invalid(chunk_id, "", json_line.field, json_line.error)
+        if not isinstance(data, dict):  # a list or a scalar: no chunk to attribute it to
+            return invalid(None, "", json_line.field, json_line.error)
+        # An object holding a value JSON does not allow (NaN): the line names its chunk.
+        known = data.get("chunk_id")
+        model_name = data.get("model") if isinstance(data.get("model"), str) else ""
+        assert isinstance(model_name, str)
+        sample = _sample_of(data, json_line.text)
+        chunk = known if isinstance(known, str) and known else None
+        return invalid(chunk, model_name, json_line.field, json_line.error)
     chunk_id = data.get("chunk_id")
     if not isinstance(chunk_id, str) or not chunk_id:
         return invalid(None, "", "chunk_id", "missing or not a string")
@@ -197,6 +231,8 @@ def _parse_line(
         extraction=extraction,
         usage=usage,
         covers=tuple(covers) if covers is not None else None,
+        path=path,
+        line=line,
     )
     return record, None, sample
 
@@ -210,9 +246,12 @@ def read_extractions(path: str | Path, *, vocabulary: Vocabulary | None = None) 
         else None
     )
     result = ExtractionFile(path=str(path), model="")
+    result.records = RecordMap(str(path), result.problems)
     first_line: dict[tuple[str, int], int] = {}
-    for number, text in _lines(path):
-        record, problem, sample = _parse_line(text, path=str(path), line=number, vocabulary=vocab)
+    for json_line in read_json_lines(path):
+        number = json_line.number
+        result.lines_read += 1
+        record, problem, sample = _parse_line(json_line, path=str(path), vocabulary=vocab)
         if problem is not None:
             result.problems.append(problem)
         if record is None:

@@ -54,6 +54,10 @@ class ScoreReport:
     chunks: list[ChunkResult]
     problems: list[Problem] = field(default_factory=list)
     excluded_chunks: list[str] = field(default_factory=list)
+    # Chunk ids of the reference or challenger file that the chunks file does not hold (not
+    # scored), and how many message ids the challenger cites that its chunk does not hold.
+    unknown_chunks: list[str] = field(default_factory=list)
+    unknown_message_ids: int = 0
 
     @property
     def invalid(self) -> int:
@@ -92,6 +96,9 @@ class ScoreReport:
             },
             "extraction_composite": self.extraction_composite,
             "excluded_chunks": self.excluded_chunks,
+            "unknown_chunks": self.unknown_chunks,
+            "unknown_message_ids": self.unknown_message_ids,
+            "problem_count": len(self.problems),
             "problems": [str(p) for p in self.problems],
         }
 
@@ -163,7 +170,11 @@ def score_records(
 
     The chunks are those of ``chunks`` when given, else the reference's. A chunk whose reference
     extraction is missing or invalid cannot be scored and is excluded (and listed); a challenger
-    chunk that is missing or invalid scores 0 on every field.
+    chunk that is missing or invalid scores 0 on every field. With ``chunks``, a chunk id of
+    either file that the chunks file does not hold is not scored: it is a problem of its line
+    and listed in ``unknown_chunks``; a message id the challenger cites that its chunk does not
+    hold is a problem of the challenger's line (counted in ``unknown_message_ids``), and the
+    chunk is still scored.
 
     A reference record with ``covers`` (partial human gold) is scored on those fields only; a
     field averages over the chunks that cover it, a field no chunk covers is left out, and the
@@ -176,6 +187,7 @@ def score_records(
     order = list(by_id) if chunks is not None else list(reference)
     results: list[ChunkResult] = []
     excluded: list[str] = []
+    id_problems: list[Problem] = []
     for chunk_id in order:
         ref_record = reference.get(chunk_id)
         if ref_record is None or ref_record.extraction is None:
@@ -193,20 +205,35 @@ def score_records(
             results.append(ChunkResult(chunk_id, status, zero))
             continue
         chunk = by_id.get(chunk_id)
+        if chunk is not None:
+            where = _source(record, challenger, challenger_model)
+            id_problems.extend(
+                unknown_message_ids(record.extraction, chunk, config.fields, where, record.line)
+            )
         scores = _score_fields(
             ref_record.extraction, record.extraction, chunk, config, matcher, chunk_scorers
         )
         results.append(ChunkResult(chunk_id, RecordStatus.OK, scores))
     if not results:
-        raise InputError("the reference has no valid extraction for any chunk of the run")
-    extra = [cid for cid in challenger if by_id and cid not in by_id]
+        raise _no_usable_reference(reference, by_id if chunks is not None else None)
     all_problems = list(problems)
-    all_problems.extend(
-        Problem(
-            path="", line=0, field="chunk_id", message=f"chunk {cid!r} is not in the chunks file"
-        )
-        for cid in extra
-    )
+    unknown: list[str] = []
+    if chunks is not None:
+        for records, model in ((reference, reference_model), (challenger, challenger_model)):
+            for cid, rec in records.items():
+                if cid in by_id:
+                    continue
+                if cid not in unknown:
+                    unknown.append(cid)
+                all_problems.append(
+                    Problem(
+                        path=_source(rec, records, model),
+                        line=rec.line,
+                        field="chunk_id",
+                        message=f"chunk {cid!r} is not in the chunks file; not scored",
+                    )
+                )
+    all_problems.extend(id_problems)
     present = [name for name in config.fields if any(name in r.fields for r in results)]
     summaries = {
         name: _summarise(name, [r for r in results if name in r.fields], config) for name in present
@@ -225,7 +252,90 @@ def score_records(
         chunks=results,
         problems=all_problems,
         excluded_chunks=excluded,
+        unknown_chunks=unknown,
+        unknown_message_ids=len(id_problems),
     )
+
+
+def _source(record: ExtractionRecord, records: Mapping[str, ExtractionRecord], label: str) -> str:
+    """The file a record was read from (else its file's, else the model's name)."""
+    return record.path or str(getattr(records, "path", "") or label)
+
+
+def unknown_message_ids(
+    extraction: ExtractionV3,
+    chunk: Chunk,
+    fields: Sequence[str],
+    path: str,
+    line: int,
+) -> list[Problem]:
+    """A problem for every message id (evidence, turning point, phase bound, salient message)
+    in ``fields`` of ``extraction`` that ``chunk`` does not hold; the record is still scored."""
+    known = {m.id for m in chunk.messages}
+    problems: list[Problem] = []
+
+    def check(message_id: str, where: str) -> None:
+        if message_id not in known:
+            problems.append(
+                Problem(
+                    path=path,
+                    line=line,
+                    field=f"extraction.{where}",
+                    message=f"message id {message_id!r} is not in chunk {chunk.chunk_id}",
+                )
+            )
+
+    for name in fields:
+        if name == "evidence_message_ids":
+            for j, mid in enumerate(extraction.evidence_message_ids):
+                check(mid, f"{name}.{j}")
+        elif name == "emotional_arc":
+            arc = extraction.emotional_arc
+            for i, point in enumerate(arc.turning_points if arc is not None else ()):
+                check(point.message_id, f"{name}.turning_points.{i}.message_id")
+        elif name == "conversation_phases":
+            for i, phase in enumerate(extraction.conversation_phases):
+                check(phase.start_message_id, f"{name}.{i}.start_message_id")
+                check(phase.end_message_id, f"{name}.{i}.end_message_id")
+        else:
+            items = getattr(extraction, name, None)
+            if not isinstance(items, list):
+                continue
+            for i, item in enumerate(items):
+                for j, mid in enumerate(getattr(item, "evidence", None) or ()):
+                    check(mid, f"{name}.{i}.evidence.{j}")
+    return problems
+
+
+def _no_usable_reference(
+    reference: Mapping[str, ExtractionRecord], by_id: Mapping[str, Chunk] | None
+) -> InputError:
+    """Why nothing could be scored, naming the reference file and its first problem."""
+    path = str(getattr(reference, "path", "") or "") or next(
+        (r.path for r in reference.values() if r.path), ""
+    )
+    valid = [cid for cid, r in reference.items() if r.extraction is not None]
+    message = "the reference has no valid extraction for any chunk of the run"
+    if valid and by_id is not None:
+        shown = ", ".join(repr(c) for c in valid[:3]) + (" …" if len(valid) > 3 else "")
+        message += f": its {len(valid)} valid chunk(s) ({shown}) are not in the chunks file"
+    else:
+        file_problems: list[Problem] = list(getattr(reference, "problems", None) or [])
+        if not file_problems:
+            file_problems = [p for r in reference.values() for p in r.problems]
+        if file_problems:
+            first = file_problems[0]
+            more = len(file_problems) - 1
+            shown = str(first)
+            if path and first.path == path:  # the file is named once, in front
+                field = f" [{first.field}]" if first.field else ""
+                shown = f"line {first.line}{field}: {first.message}"
+            message += f"; {shown}"
+            if more:
+                message += f" (and {more} more problems)"
+        elif not reference:
+            message += ": the file holds no extraction lines"
+    return InputError(message, path=path or None)
 
 
 def _summarise(name: str, results: list[ChunkResult], config: ScoringConfig) -> FieldSummary:

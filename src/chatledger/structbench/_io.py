@@ -7,20 +7,26 @@ would score every model wrong. Unknown keys are refused: a misspelt ``weight`` w
 silently ignored.
 
 Predictions line: ``{"id", "output": "<raw model text>"}`` plus optional ``strategy``, ``model``,
-``usage`` (any other key is kept out of scoring but allowed, e.g. ``error``).
+``usage`` (any other key is kept out of scoring but allowed, e.g. ``error``). Predictions are
+model output, so a bad line never stops the read: it becomes a :class:`Problem` of the file
+(``file:line [field]``) and its document counts as missing (0 on every metric), exactly as
+extraction files do (DESIGN §2). Both files are read by the one JSON Lines decoder
+(:func:`chatledger.corpus.read_json_lines`: BOM, invalid UTF-8, NaN, huge numbers, deep nesting).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from chatledger.core import InputError
+from chatledger.core import InputError, Problem
+from chatledger.corpus import JsonLine, JsonTextError, loads_strict, read_json_lines
 from chatledger.structbench._document import Document, Example, Prediction
 from chatledger.structbench._paths import Json
 from chatledger.structbench._validation import ValidatorCache, check_schema, schema_key
@@ -29,20 +35,12 @@ DATASET_KEYS = frozenset({"id", "input", "schema", "ground_truth", "weights", "e
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
-    with handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                yield number, json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg}", path=path, line=number) from None
-            except UnicodeDecodeError:
-                raise InputError("not UTF-8", path=path, line=number) from None
+    """(line number, object) of every non-blank line; the first bad line raises."""
+    for line in read_json_lines(path):
+        if not line.ok:
+            assert line.error is not None
+            raise InputError(line.error, path=path, line=line.number, field=line.field or None)
+        yield line.number, line.value
 
 
 def read_dataset(path: str | Path) -> list[Document]:
@@ -154,42 +152,93 @@ def write_dataset(documents: Iterable[Document], path: str | Path) -> None:
     _write_lines((d.to_dict() for d in documents), Path(path))
 
 
-def read_predictions(path: str | Path) -> list[Prediction]:
-    """Read a predictions file; a repeated (id, strategy) pair is an error naming its line."""
+class PredictionList(list[Prediction]):
+    """The predictions of one file, in file order, with the problems of its bad lines.
+
+    ``lines_read`` counts the non-blank lines: each is a prediction or a problem.
+    """
+
+    def __init__(self, path: str = "", predictions: Iterable[Prediction] = ()) -> None:
+        super().__init__(predictions)
+        self.path = path
+        self.problems: list[Problem] = []
+        self.lines_read = 0
+
+
+_ID = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _recover_id(text: str) -> str | None:
+    match = _ID.search(text)
+    if match is None:
+        return None
+    try:
+        value = loads_strict(f'"{match.group(1)}"')
+    except JsonTextError:
+        return match.group(1)
+    return value if isinstance(value, str) else None
+
+
+def _line_problem(line: JsonLine, doc_id: Any) -> tuple[str, str | None]:
+    """(field, message) of what makes a predictions line unusable; message None: usable."""
+    if not line.ok:
+        return line.field, line.error
+    data = line.value
+    if not isinstance(doc_id, str):
+        return "id", "missing or not a string"
+    if not isinstance(data.get("output"), str):
+        return "output", "missing or not a string (the raw model text)"
+    for name in ("strategy", "model"):
+        if data.get(name) is not None and not isinstance(data[name], str):
+            return name, "must be a string"
+    if data.get("usage") is not None and not isinstance(data["usage"], dict):
+        return "usage", "must be an object"
+    return "", None
+
+
+def read_predictions(path: str | Path) -> PredictionList:
+    """Read a predictions file. A bad line (not JSON, a missing ``output``, a repeated
+    (id, strategy) pair …) is recorded in ``problems`` and its document counts as missing;
+    only a file that cannot be read at all raises :class:`InputError`."""
     path = Path(path)
-    predictions: list[Prediction] = []
+    result = PredictionList(str(path))
     seen: dict[tuple[str, str | None], int] = {}
-    for number, data in _json_lines(path):
+    for line in read_json_lines(path):
+        result.lines_read += 1
+        data = line.value
+        doc_id = data.get("id") if isinstance(data, dict) else None
+        if not isinstance(doc_id, str) and data is None:
+            doc_id = _recover_id(line.text)
 
-        def fail(message: str, field: str | None = None, number: int = number) -> InputError:
-            return InputError(message, path=path, line=number, field=field)
-
-        if not isinstance(data, dict):
-            raise fail("expected a JSON object")
-        if not isinstance(data.get("id"), str):
-            raise fail("missing or not a string", "id")
-        if not isinstance(data.get("output"), str):
-            raise fail("missing or not a string (the raw model text)", "output")
-        for name in ("strategy", "model"):
-            if data.get(name) is not None and not isinstance(data[name], str):
-                raise fail("must be a string", name)
+        note = f" (document {doc_id!r})" if isinstance(doc_id, str) else ""
+        where, message = _line_problem(line, doc_id)
+        if message is not None:
+            result.problems.append(Problem(str(path), line.number, where, message + note))
+            continue
+        assert isinstance(doc_id, str)
         usage = data.get("usage")
-        if usage is not None and not isinstance(usage, dict):
-            raise fail("must be an object", "usage")
         prediction = Prediction(
-            id=data["id"],
+            id=doc_id,
             output=data["output"],
             strategy=data.get("strategy"),
             model=data.get("model"),
             usage=usage,
-            line=number,
+            line=line.number,
         )
         pair = (prediction.id, prediction.strategy)
         if pair in seen:
-            raise fail(f"duplicate prediction for this id (first on line {seen[pair]})", "id")
-        seen[pair] = number
-        predictions.append(prediction)
-    return predictions
+            result.problems.append(
+                Problem(
+                    str(path),
+                    line.number,
+                    "id",
+                    f"duplicate prediction for {doc_id!r} ignored (first on line {seen[pair]})",
+                )
+            )
+            continue
+        seen[pair] = line.number
+        result.append(prediction)
+    return result
 
 
 def write_predictions(predictions: Iterable[Prediction], path: str | Path) -> None:

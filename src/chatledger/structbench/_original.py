@@ -24,11 +24,11 @@ the original key.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from chatledger.core import InputError
+from chatledger.corpus import JsonTextError, loads_strict
 from chatledger.structbench._document import Document
 from chatledger.structbench._io import document_from_dict, unique_documents
 
@@ -62,20 +62,22 @@ def read_original(path: str | Path) -> list[Document]:
 
 def _records(path: Path) -> list[tuple[int, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path=path) from None
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+            data = loads_strict(text)
+        except JsonTextError as exc:
+            raise InputError(
+                exc.message, path=path, line=exc.line, field=exc.field or None
+            ) from None
         return list(enumerate(data, start=1))
     if stripped.startswith("{"):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
+            data = loads_strict(text)
+        except JsonTextError:
             data = None  # JSON Lines whose first line is an object
         if isinstance(data, dict):
             for key in ("data", "samples", "items", "records"):
@@ -86,9 +88,11 @@ def _records(path: Path) -> list[tuple[int, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                records.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg}", path=path, line=number) from None
+                records.append((number, loads_strict(line)))
+            except JsonTextError as exc:
+                raise InputError(
+                    exc.message, path=path, line=number, field=exc.field or None
+                ) from None
     return records
 
 
@@ -137,9 +141,9 @@ def original_to_document(
 
 def _decode(value: str, path: str | Path | None, line: int | None, key: str) -> Any:
     try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"a JSON string that does not parse: {exc.msg}", path=path, line=line,
+        return loads_strict(value)
+    except JsonTextError as exc:
+        raise InputError(f"a JSON string that does not parse: {exc.reason}", path=path, line=line,
                          field=key) from None  # fmt: skip
 
 

@@ -3,6 +3,8 @@
 Every dataset document is scored once per strategy found in the predictions (a file may hold
 several strategies side by side); a document without a prediction scores 0 and is counted as
 ``missing``. Predictions whose id is not in the dataset are counted (``unknown_ids``) and ignored.
+Lines of the predictions file that could not be used (:func:`read_predictions` records them) are
+listed as ``problems`` and counted in ``invalid_lines``.
 """
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ class StructReport:
     n_resamples: int = 1000
     seed: int = 0
     validators_built: int = 0
+    problems: list[str] = field(default_factory=list)
     _summary: dict[str, object] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, object]:
@@ -168,6 +171,8 @@ class StructReport:
                     for strategy in self.strategies
                 }
             out["unknown_ids"] = self.unknown_ids
+            out["invalid_lines"] = len(self.problems)
+            out["problems"] = list(self.problems)
             self._summary = out
         return self._summary
 
@@ -186,6 +191,8 @@ def score_predictions(
 ) -> StructReport:
     """Score every document under every strategy present in ``predictions``."""
     validators = validators or ValidatorCache()
+    # A file read by read_predictions carries the problems of its unusable lines.
+    problems = [str(p) for p in getattr(predictions, "problems", ())]
     known = {d.id for d in documents}
     by_strategy: dict[str | None, dict[str, str]] = {}
     unknown = 0
@@ -209,4 +216,5 @@ def score_predictions(
         n_resamples=n_resamples,
         seed=seed,
         validators_built=validators.built,
+        problems=problems,
     )
