@@ -61,16 +61,23 @@ _FAREWELL = re.compile(
 )
 
 
+# word -> the emotions whose lists hold it (one each today), looked up once per token.
+_EMOTIONS_OF: dict[str, tuple[str, ...]] = {}
+for _emotion in _EMOTION_ORDER:
+    for _word in EMOTION_WORDS[_emotion]:
+        _EMOTIONS_OF[_word] = (*_EMOTIONS_OF.get(_word, ()), _emotion)
+
+
 def emotion_hits(msg: MessageView) -> Counter[str]:
     """Emotion word counts of one message, skipping negated words ("not happy")."""
     hits: Counter[str] = Counter()
     tokens = msg.words
     for i, token in enumerate(tokens):
-        if NEGATORS & set(tokens[max(0, i - 2) : i]):
+        emotions = _EMOTIONS_OF.get(token)
+        if emotions is None or NEGATORS & set(tokens[max(0, i - 2) : i]):
             continue
-        for emotion in _EMOTION_ORDER:
-            if token in EMOTION_WORDS[emotion]:
-                hits[emotion] += 1
+        for emotion in emotions:
+            hits[emotion] += 1
     return hits
 
 
@@ -96,8 +103,11 @@ def _dominant(messages: Sequence[MessageView]) -> tuple[str, list[MessageView]]:
 def find_tone(view: ChunkView) -> list[ToneReading]:
     """One reading per speaker who wrote something (see the module docstring)."""
     readings: list[ToneReading] = []
+    by_speaker: dict[str, list[MessageView]] = {}
+    for msg in view.messages:
+        by_speaker.setdefault(msg.speaker, []).append(msg)
     for speaker in view.speakers:
-        mine = [m for m in view.messages if m.speaker == speaker]
+        mine = by_speaker.get(speaker, [])
         if not mine:
             continue
         emotion, evidence = _dominant(mine)
@@ -213,26 +223,45 @@ def _merge_equal(runs: list[_Run]) -> list[_Run]:
 
 
 def _fold_short(runs: list[_Run]) -> list[_Run]:
-    """Fold one-message runs into a neighbour, then merge equal neighbours, until stable."""
+    """Fold one-message runs into a neighbour, then merge equal neighbours, until stable.
 
-    def exempt(i: int) -> bool:
-        label = runs[i].label
-        return (label == "opening" and i == 0) or (label == "closing" and i == len(runs) - 1)
+    The rule, one step at a time: take the first one-message run that is not pinned (an
+    opening that comes first, a closing that comes last); fold it into the previous run unless
+    that one is pinned and the next one is not (the first run goes into the next); merge equal
+    neighbours; repeat. A fold only lengthens runs, so no run before the one folded can become
+    short again: one pass from left to right, keeping the finished runs on a stack, takes the
+    same steps in linear time (rescanning the list after every fold was quadratic).
+    """
+    done: list[_Run] = []  # finished: never short again (or a pinned opening first)
+    j = 0  # runs[j:] are still to look at
+    n = len(runs)
 
-    while len(runs) > 1:
-        short = [i for i, r in enumerate(runs) if r.start == r.end and not exempt(i)]
-        if not short:
-            break
-        i = short[0]
-        # Prefer a neighbour that is not a pinned opening/closing; the earlier one first.
-        into_previous = i > 0 and (not exempt(i - 1) or i + 1 == len(runs) or exempt(i + 1))
-        if into_previous:
-            runs[i - 1].end = runs[i].end
+    def pinned(run: _Run, index: int, last: bool) -> bool:
+        return (run.label == "opening" and index == 0) or (run.label == "closing" and last)
+
+    while j < n:
+        run = runs[j]
+        index, last = len(done), j == n - 1
+        if run.start != run.end or pinned(run, index, last) or index + (n - j) <= 1:
+            done.append(run)
+            j += 1
+            continue
+        previous_pinned = index > 0 and pinned(done[-1], index - 1, False)
+        next_pinned = not last and pinned(runs[j + 1], index + 1, j + 1 == n - 1)
+        if index > 0 and (not previous_pinned or last or next_pinned):
+            done[-1].end = run.end
+            j += 1
+            if j < n and runs[j].label == done[-1].label:
+                done[-1].end = runs[j].end
+                j += 1
         else:
-            runs[i + 1].start = runs[i].start
-        del runs[i]
-        runs = _merge_equal(runs)
-    return runs
+            following = runs[j + 1]
+            following.start = run.start
+            j += 1
+            if done and done[-1].label == following.label:
+                done[-1].end = following.end
+                j += 1
+    return done
 
 
 def find_phases(view: ChunkView) -> list[Phase]:

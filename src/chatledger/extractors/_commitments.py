@@ -29,6 +29,7 @@ Action items
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -177,14 +178,19 @@ def find_decisions(view: ChunkView, result: Commitments) -> None:
     for msg in view.messages:
         reply = view.reply_to(msg.position)
         accepted = reply is not None and ACCEPT.match(reply.lower) is not None
+        referent = view.previous_from_other(msg.position)
+        # The referent's offer is read once per message, not once per decision sentence.
+        offer: Sentence | None = None
+        offer_read = False
         for sentence in msg.sentences:
             found = _decision_text(sentence)
             if found is None or not (found[1] or accepted):
                 continue
             text = found[0]
             made_by, evidence = [msg.speaker], [msg.id]
-            referent = view.previous_from_other(msg.position)
-            offer = _stated_offer(referent) if referent is not None else None
+            if not offer_read:
+                offer = _stated_offer(referent) if referent is not None else None
+                offer_read = True
             if _ANAPHORIC.match(text) and referent is not None and offer is not None:
                 # "let's do it" decides what the other side just proposed.
                 text = tidy(strip_openers(offer.text))
@@ -247,21 +253,48 @@ def _request_task(sentence: Sentence) -> str | None:
 def find_action_items(view: ChunkView, result: Commitments) -> None:
     """Add the chunk's action items to ``result`` (see the module docstring for the rules)."""
     accepted_replies: set[int] = set()
+    replies = _Replies()
     for msg in view.messages:
         for sentence in msg.sentences:
             if sentence.key in result.used:
                 continue
-            item = _request_item(view, msg, sentence, accepted_replies)
+            item = _request_item(view, msg, sentence, accepted_replies, replies)
             if item is None and msg.position not in accepted_replies:
                 item = _own_item(msg, sentence)
             if item is not None:
                 result.action_items.append(item)
                 result.used.add(sentence.key)
-    result.action_items[:] = [_follow_up(view, item) for item in result.action_items]
+    if any(item.status != "done" and item.owner is not None for item in result.action_items):
+        owners = {item.owner for item in result.action_items if item.owner is not None}
+        reports = _DoneReports(view, owners)
+        result.action_items[:] = [reports.follow_up(item) for item in result.action_items]
+
+
+class _Replies:
+    """What a reply says, read once however many requests of the message before it it answers
+    (a long reply to a message with many requests would otherwise be searched once each)."""
+
+    def __init__(self) -> None:
+        self._due: dict[int, str | None] = {}
+        self._done: dict[int, bool] = {}
+
+    def due(self, msg: MessageView) -> str | None:
+        if msg.position not in self._due:
+            self._due[msg.position] = due_phrase(msg.text)
+        return self._due[msg.position]
+
+    def reports_done(self, msg: MessageView) -> bool:
+        if msg.position not in self._done:
+            self._done[msg.position] = DONE.search(msg.text) is not None
+        return self._done[msg.position]
 
 
 def _request_item(
-    view: ChunkView, msg: MessageView, sentence: Sentence, accepted_replies: set[int]
+    view: ChunkView,
+    msg: MessageView,
+    sentence: Sentence,
+    accepted_replies: set[int],
+    replies: _Replies,
 ) -> ActionItem | None:
     task = _request_task(sentence)
     if task is None:
@@ -273,8 +306,8 @@ def _request_item(
         return ActionItem(
             text=task,
             owner=named or reply.speaker,
-            due=due_phrase(sentence.text, reply.text),
-            status="done" if DONE.search(reply.text) else "open",
+            due=due_phrase(sentence.text) or replies.due(reply),
+            status="done" if replies.reports_done(reply) else "open",
             evidence=[msg.id, reply.id],
             confidence=0.7,
         )
@@ -314,16 +347,48 @@ def _own_item(msg: MessageView, sentence: Sentence) -> ActionItem | None:
     return None
 
 
-def _follow_up(view: ChunkView, item: ActionItem) -> ActionItem:
-    """Mark an open item done when its owner later reports it done."""
-    if item.status == "done" or item.owner is None:
-        return item
-    last = max(view.position[m] for m in item.evidence)
-    task_words = set(content_words(item.text))
-    for msg in view.messages[last + 1 :]:
-        if msg.speaker != item.owner or not DONE.search(msg.text):
-            continue
-        if word_count(msg.text) <= 3 or task_words & set(content_words(msg.text)):
-            evidence = [*item.evidence, msg.id]
-            return item.model_copy(update={"status": "done", "evidence": evidence})
-    return item
+class _DoneReports:
+    """Each speaker's "done" messages, indexed so an item finds its report in log time.
+
+    An open item is done by the first later message of its owner that reports something done
+    and is at most three words long or shares a content word with the task. Scanning the later
+    messages for every item is quadratic in a long chunk; here the positions of each speaker's
+    short reports, and of their reports per content word, are sorted lists, and the answer is
+    the smallest position after the item's last message over the task's words.
+    """
+
+    def __init__(self, view: ChunkView, owners: set[str]) -> None:
+        self.view = view
+        self.short: dict[str, list[int]] = {}
+        self.by_word: dict[tuple[str, str], list[int]] = {}
+        for msg in view.messages:
+            if msg.speaker not in owners or not DONE.search(msg.text):
+                continue
+            if word_count(msg.text) <= 3:
+                self.short.setdefault(msg.speaker, []).append(msg.position)
+            for word in set(content_words(msg.text)):
+                self.by_word.setdefault((msg.speaker, word), []).append(msg.position)
+
+    @staticmethod
+    def _after(positions: list[int] | None, last: int) -> int | None:
+        if not positions:
+            return None
+        index = bisect.bisect_right(positions, last)
+        return positions[index] if index < len(positions) else None
+
+    def follow_up(self, item: ActionItem) -> ActionItem:
+        """``item`` marked done (its report joining the evidence) when its owner reports it."""
+        if item.status == "done" or item.owner is None:
+            return item
+        last = max(self.view.position[m] for m in item.evidence)
+        owner = item.owner
+        found = [self._after(self.short.get(owner), last)]
+        found += [
+            self._after(self.by_word.get((owner, w)), last) for w in set(content_words(item.text))
+        ]
+        positions = [p for p in found if p is not None]
+        if not positions:
+            return item
+        report = self.view.messages[min(positions)]
+        evidence = [*item.evidence, report.id]
+        return item.model_copy(update={"status": "done", "evidence": evidence})

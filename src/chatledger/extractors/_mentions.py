@@ -90,7 +90,8 @@ def _entity_type(run: list[str], before: list[str], after: str) -> str:
 
 
 def _capitalised_runs(text: str) -> list[tuple[list[str], list[str], str]]:
-    """(run, lower-cased words before it, lower-cased word after it) for each name-like run."""
+    """(run, the two lower-cased words before it, lower-cased word after it) for each name-like
+    run (:func:`_entity_type` reads no further back; a longer list would make this quadratic)."""
     tokens = [m.group(0) for m in _TOKEN.finditer(text)]
     runs: list[tuple[list[str], list[str], str]] = []
     i = 1  # the first word of a sentence is capitalised anyway
@@ -103,7 +104,7 @@ def _capitalised_runs(text: str) -> list[tuple[list[str], list[str], str]]:
             j += 1
         run = [t.removesuffix("'s") for t in tokens[i : j + 1]]
         after = tokens[j + 1].lower() if j + 1 < len(tokens) else ""
-        runs.append((run, [t.lower() for t in tokens[:i]], after))
+        runs.append((run, [t.lower() for t in tokens[max(0, i - 2) : i]], after))
         i = j + 1
     return runs
 
@@ -137,9 +138,11 @@ def find_links(view: ChunkView) -> list[Link]:
     """Every URL once, with the words around it as context."""
     links: dict[str, Link] = {}
     for sentence in view.sentences():
+        context: str | None = None  # the same for every URL of the sentence
         for match in _URL.finditer(sentence.text):
             url = match.group(0).rstrip(".,;:!?")
-            context = trim_words(tidy(_URL.sub(" ", sentence.text)), 12)
+            if context is None:
+                context = trim_words(tidy(_URL.sub(" ", sentence.text)), 12)
             links.setdefault(url, Link(url=url, context=context))
     return list(links.values())
 

@@ -145,7 +145,8 @@ def find_negotiation_moves(view: ChunkView) -> list[NegotiationMove]:
     """Negotiation patterns of the chunk (see the module docstring)."""
     sentences = view.sentences()
     negotiating = any(is_bargaining(m.text) for m in view.messages)
-    found: dict[tuple[str, str], tuple[Sentence, list[str]]] = {}
+    # (pattern, actor) -> first sentence, and the messages in order (a dict keeps them unique).
+    found: dict[tuple[str, str], tuple[Sentence, dict[str, None]]] = {}
     for sentence in sentences:
         names = hard_moves(sentence.text)
         if negotiating:
@@ -153,11 +154,11 @@ def find_negotiation_moves(view: ChunkView) -> list[NegotiationMove]:
         for name in names:
             key = (name, sentence.speaker)
             if key not in found:
-                found[key] = (sentence, [])
-            evidence = found[key][1]
-            if sentence.message_id not in evidence:
-                evidence.append(sentence.message_id)
+                found[key] = (sentence, {})
+            found[key][1][sentence.message_id] = None
     return [
-        NegotiationMove(pattern=pattern, actor=actor, text=tidy(first.text), evidence=evidence)
+        NegotiationMove(
+            pattern=pattern, actor=actor, text=tidy(first.text), evidence=list(evidence)
+        )
         for (pattern, actor), (first, evidence) in found.items()
     ]

@@ -102,19 +102,23 @@ _TEMPORAL_SINCE = re.compile(
 
 def _subject(sentence: Sentence, counts: Counter[str]) -> str:
     tokens = [t.removesuffix("'s") for t in words(sentence.text)]
-    for i, token in enumerate(tokens[:-1]):
-        if token not in DETERMINERS:
+    for i in range(len(tokens) - 1):
+        if tokens[i] not in DETERMINERS:
             continue
-        for follower in tokens[i + 1 :]:
-            if follower in COMMON_ADJECTIVES:
-                continue
+        j = i + 1
+        while j < len(tokens) and tokens[j] in COMMON_ADJECTIVES:
+            j += 1
+        if j < len(tokens):
+            follower = tokens[j]
             if follower.isalpha() and len(follower) >= 3 and follower not in STOPWORDS:
                 return follower
-            break
     candidates = content_words(sentence.text)
     if not candidates:
         return ""
-    return max(candidates, key=lambda w: (counts[w], -candidates.index(w)))
+    first: dict[str, int] = {}
+    for index, word in enumerate(candidates):
+        first.setdefault(word, index)
+    return max(candidates, key=lambda w: (counts[w], -first[w]))
 
 
 def _is_evaluative(sentence: Sentence) -> bool:

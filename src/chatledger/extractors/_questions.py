@@ -49,12 +49,16 @@ def _answers(questions: list[Sentence], reply: MessageView) -> dict[int, str]:
     found: dict[int, str] = {}
     if not reply.sentences or reply.sentences[0].is_question:
         return found
+    # Content word -> the first reply sentence that has it: the first sentence sharing a word
+    # with a question is the smallest of these over the question's words.
+    first_with: dict[str, int] = {}
+    for index, sentence in enumerate(reply.sentences):
+        for word in content_words(sentence.text):
+            first_with.setdefault(word, index)
     for i, question in enumerate(questions):
-        asked = set(content_words(question.text))
-        for sentence in reply.sentences:
-            if asked & set(content_words(sentence.text)):
-                found[i] = trim_words(tidy(sentence.text), 25)
-                break
+        shared = [first_with[w] for w in set(content_words(question.text)) if w in first_with]
+        if shared:
+            found[i] = trim_words(tidy(reply.sentences[min(shared)].text), 25)
     last = len(questions) - 1
     yes_no = _YES_NO.match(reply.lower)
     if yes_no:

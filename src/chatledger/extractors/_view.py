@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 from chatledger.core import Chunk
 from chatledger.extractors._sentiment import compound
 from chatledger.extractors._text import content_words, normalise, split_sentences, words
 
-_TRAILING = re.compile(r"[^\w?]+$")
 # An auxiliary verb then a pronoun opens a yes/no question even when "?" is missing.
 _INTERROGATIVE = re.compile(
     r"^(?:(?:hi|hello|hey|so|and|but|ok|okay|oh|well)\W+)*"
@@ -38,7 +38,21 @@ class Sentence:
     @property
     def is_question(self) -> bool:
         """Ends in "?" (before any "!" or emoji), or opens like one ("have you ...", "is it")."""
-        return _TRAILING.sub("", self.text).endswith("?") or bool(_INTERROGATIVE.match(self.text))
+        return _ends_in_question_mark(self.text) or bool(_INTERROGATIVE.match(self.text))
+
+
+def _ends_in_question_mark(text: str) -> bool:
+    """The last character that is a word character (``\\w``) or "?" is a "?".
+
+    The same as stripping ``[^\\w?]+$`` with a regular expression, which is quadratic in a
+    long run of symbols (it tries every start in the run).
+    """
+    for char in reversed(text):
+        if char == "?":
+            return True
+        if char.isalnum() or char == "_":
+            return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -53,8 +67,9 @@ class MessageView:
     sentences: tuple[Sentence, ...]
     compound: float
 
-    @property
+    @cached_property
     def words(self) -> list[str]:
+        """Word tokens of the message (read by several rules, so computed once)."""
         return words(self.text)
 
 
@@ -85,7 +100,10 @@ class ChunkView:
             )
             counts.update(content_words(text))
         positions = {m.id: m.position for m in messages}
-        return cls(chunk, tuple(messages), tuple(chunk.speakers()), counts, positions)
+        # Chunk.speakers() in linear time: participants, then other speakers as first seen.
+        speakers = dict.fromkeys(chunk.participants)
+        speakers.update(dict.fromkeys(m.speaker for m in chunk.messages))
+        return cls(chunk, tuple(messages), tuple(speakers), counts, positions)
 
     def sentences(self) -> list[Sentence]:
         return [s for m in self.messages for s in m.sentences]
