@@ -214,7 +214,10 @@ def test_weight_override_from_yaml(tmp_path: Path) -> None:
         ("wieghts:\n  claims: 0.15\n", "unknown key(s): wieghts"),
         ("weights: [1, 2]\n", "weights must be a mapping"),
         ("- just\n- a list\n", "expected a mapping"),
-        ("weights: {claims: 0.15\n", "cannot parse"),
+        ("weights: {claims: 0.15\n", "weights.yaml:2:1: expected ',' or '}', but got"),
+        ("base: &b 0.1\nweights: {claims: *b}\n", "weights.yaml:1:7: YAML aliases"),
+        ("weights:\n  claims: .nan\n", "weights.yaml [weights.claims]: not a finite number"),
+        ("weights:\n  claims: -.inf\n", "weights.yaml [weights.claims]: not a finite number"),
     ],
 )
 def test_bad_weight_files_are_input_errors(tmp_path: Path, text: str, message: str) -> None:
@@ -223,6 +226,20 @@ def test_bad_weight_files_are_input_errors(tmp_path: Path, text: str, message: s
         load_scoring_config(path)
     assert info.value.path == str(path)
     assert message in str(info.value)
+
+
+def test_json_weights_file_is_strict_json(tmp_path: Path) -> None:
+    path = tmp_path / "weights.json"
+    path.write_text('{"weights": {"summary": 0.08, "claims": NaN}}', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_scoring_config(path)
+    assert str(info.value) == (
+        f"{path} [weights.claims]: not a finite number (NaN and infinity are not allowed)"
+    )
+    path.write_text('{"weights":\n  {"claims": 0.15,}}', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_scoring_config(path)
+    assert str(info.value).startswith(f"{path}:2:19: not valid JSON (Expecting property name")
 
 
 def test_v1_weights_file_rejects_v3_field(tmp_path: Path) -> None:

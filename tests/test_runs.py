@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 
 import duckdb
@@ -196,7 +197,92 @@ def test_cli_run_bad_config_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     bad.write_text("chunks: [unclosed\n")
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert "bad.yaml" in err and "Traceback" not in err
+    # The flow sequence opened at 1:9 meets the end of the file at line 2, column 1.
+    assert err == (
+        f"error: {bad}:2:1: expected ',' or ']', but got '<stream end>' "
+        "(while parsing a flow sequence at 1:9)\n"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Loading a config: YAML without aliases, paths no file system holds, ~ (issue 11, row 9)
+
+_BASE = "chunks: chunks.jsonl\nreference: gold.jsonl\nchallengers: [cheap.jsonl]\n"
+
+
+def _yaml_config(folder: Path, text: str) -> Path:
+    path = folder / "run.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_an_alias_bomb_is_refused_while_loading(corpus: Path) -> None:
+    # Nine levels of nine aliases: 9**9 = 387,420,489 strings once expanded.
+    lines = ["      a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"      a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    text = _BASE + "layers: [extraction, judge]\njudges:\n  - name: grounding\n    options:\n"
+    path = _yaml_config(corpus, text + "\n".join(lines) + "\n")
+    started = time.perf_counter()
+    with pytest.raises(InputError) as info:
+        load_run_config(path)
+    assert time.perf_counter() - started < 1.0
+    # The first anchor: line 8 (after 3 base lines, layers, judges, name, options), column 11.
+    assert str(info.value) == f"{path}:8:11: YAML aliases (&anchor/*alias) are not allowed"
+
+
+def test_one_anchor_without_alias_is_refused_too(corpus: Path) -> None:
+    path = _yaml_config(corpus, _BASE + "seed: &s 3\n")
+    with pytest.raises(InputError, match=r"run\.yaml:4:7: YAML aliases"):
+        load_run_config(path)
+
+
+@pytest.mark.parametrize(
+    ("chunks", "message"),
+    [
+        ('"chunks\\0.jsonl"', "path contains a NUL byte"),
+        ('"chunks\\ud800.jsonl"', "not valid text (a lone surrogate escape such as \\ud800)"),
+        ('"' + "a" * 300 + '.jsonl"', "cannot use path: File name too long"),
+        (
+            '"~nosuchuser-chatledger/c.jsonl"',
+            "cannot expand '~nosuchuser-chatledger': no such user or home folder",
+        ),
+    ],
+)
+def test_paths_no_file_system_holds_are_one_line(corpus: Path, chunks: str, message: str) -> None:
+    path = _yaml_config(
+        corpus, f"chunks: {chunks}\nreference: gold.jsonl\nchallengers: [cheap.jsonl]\n"
+    )
+    with pytest.raises(InputError) as info:
+        load_run_config(path)
+    assert str(info.value) == f"{path} [chunks]: {message}"
+
+
+def test_a_tilde_path_is_the_home_folder_never_the_config_folder(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "c.jsonl").write_text((corpus / "chunks.jsonl").read_text())
+    (corpus / "~").mkdir()  # a folder named "~" beside the config must not be used
+    (corpus / "~" / "c.jsonl").write_text("not chunks")
+    monkeypatch.setenv("HOME", str(home))
+    loaded = load_run_config(_config(corpus, chunks="~/c.jsonl"))
+    assert loaded.chunks == home / "c.jsonl"
+
+
+def test_non_finite_weights_name_the_field(corpus: Path) -> None:
+    path = _yaml_config(corpus, _BASE + "weights:\n  consumers: {drift: .inf}\n")
+    with pytest.raises(InputError) as info:
+        load_run_config(path)
+    assert str(info.value) == (
+        f"{path} [weights.consumers.drift]: not a finite number (NaN and infinity are not allowed)"
+    )
+
+
+def test_a_config_with_a_bom_and_crlf_loads(corpus: Path) -> None:
+    path = corpus / "run.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + _BASE.replace("\n", "\r\n").encode())
+    assert load_run_config(path).chunks == corpus / "chunks.jsonl"
 
 
 def test_statistics_land_in_the_score_table(corpus: Path, tmp_path: Path) -> None:

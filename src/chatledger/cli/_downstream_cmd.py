@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -35,18 +34,17 @@ def _parse_inline(spec: str) -> dict[str, Any]:
 def load_downstream_weights(spec: str) -> dict[str, float]:
     """Consumer weights from a YAML/JSON file (a mapping, optionally under ``downstream``) or
     inline ``drift=2,loops=1``. Names left out keep weight 1."""
-    import yaml
-
     from chatledger.core import InputError
+    from chatledger.corpus import read_config_file
     from chatledger.downstream import resolve_weights
 
     path = Path(spec)
-    if path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8")
-            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot parse: {exc}", path=path) from None
+    try:
+        is_file = path.is_file()
+    except OSError as exc:  # a name too long
+        raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
+    if is_file:
+        data = read_config_file(path)
         if isinstance(data, dict) and isinstance(data.get("downstream"), dict):
             data = data["downstream"]
         if not isinstance(data, dict):

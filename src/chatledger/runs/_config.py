@@ -1,19 +1,22 @@
 """Run configuration (YAML): what to compare, which layers, which weights (DESIGN.md §6).
 
 Paths in a config are relative to the config file's folder and must stay inside that folder
-tree; a path outside it is accepted only when written as an absolute path, so a config copied
-from someone else cannot reach elsewhere by ``../``.
+tree; a path outside it is accepted only when written as an absolute path (``/…``, or ``~/…``,
+which names the home folder explicitly), so a config copied from someone else cannot reach
+elsewhere by ``../``. The file is read by :func:`chatledger.corpus.read_config_file` (YAML
+without anchors or aliases; one-line errors).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from chatledger.core import InputError, first_validation_error
+from chatledger.corpus import read_config_file
 from chatledger.extraction import DEFAULT_MAX_TOKENS, PROMPT_STYLES
 from chatledger.providers import parse_model_id
 from chatledger.runs._stats import StatsOptions
@@ -180,19 +183,50 @@ class RunConfig(BaseModel):
 
 
 def resolve_inside(base: Path, raw: str, *, what: str, config_path: Path) -> Path:
-    """Resolve ``raw`` against ``base``; relative paths may not climb out of ``base``."""
-    candidate = Path(raw).expanduser()
+    """Resolve ``raw`` against ``base``; relative paths may not climb out of ``base``.
+
+    ``~`` and ``~user`` are expanded and then treated like any absolute path (the config names
+    the home folder explicitly); one that cannot be expanded is an error, never a folder named
+    ``~`` inside ``base``. A path that no file system could hold (a NUL byte, a lone
+    surrogate, a name too long) is an error naming the config file and the field.
+    """
+
+    def fail(message: str) -> InputError:
+        return InputError(message, path=config_path, field=what)
+
+    if "\0" in raw:
+        raise fail("path contains a NUL byte")
+    try:
+        os.fsencode(raw)
+    except UnicodeEncodeError:
+        raise fail("path is not valid text (a lone surrogate)") from None
+    if raw.startswith("~"):
+        expanded = os.path.expanduser(raw)
+        if expanded.startswith("~"):
+            raise fail(f"cannot expand {raw.split('/', 1)[0]!r}: no such user or home folder")
+        return Path(expanded)
+    candidate = Path(raw)
     if candidate.is_absolute():
         return candidate
-    resolved = (base / candidate).resolve()
-    root = base.resolve()
+    try:
+        resolved = (base / candidate).resolve()
+        root = base.resolve()
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+        raise fail(f"cannot resolve path: {getattr(exc, 'strerror', None) or exc}") from None
     if resolved != root and root not in resolved.parents:
-        raise InputError(
-            f"path {raw!r} leaves the config's folder; write it as an absolute path to allow it",
-            path=config_path,
-            field=what,
+        raise fail(
+            f"path {raw!r} leaves the config's folder; write it as an absolute path to allow it"
         )
     return resolved
+
+
+def _is_file(path: Path, *, what: str, config_path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError as exc:  # ENAMETOOLONG and the like: is_file() only hides "not found"
+        raise InputError(
+            f"cannot use path: {exc.strerror or exc}", path=config_path, field=what
+        ) from None
 
 
 class LoadedRunConfig(BaseModel):
@@ -214,12 +248,13 @@ class LoadedRunConfig(BaseModel):
 def load_run_config(path: str | Path) -> LoadedRunConfig:
     """Read and validate a run config; every mistake is an InputError naming file and key."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError("run config not found", path=path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot parse YAML: {exc}", path=path) from None
+        found = path.is_file()
+    except OSError as exc:
+        raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
+    if not found:
+        raise InputError("run config not found", path=path)
+    data = read_config_file(path)
     if not isinstance(data, dict):
         raise InputError("expected a mapping at the top level", path=path)
     try:
@@ -253,7 +288,7 @@ def load_run_config(path: str | Path) -> LoadedRunConfig:
     checks += [(f"challengers.{i}.file", c) for i, c in enumerate(challengers)]
     checks += [("gold", gold), ("prices", prices_file)]
     for what, p in checks:
-        if p is not None and not p.is_file():
+        if p is not None and not _is_file(p, what=what, config_path=path):
             raise InputError(f"file not found: {p}", path=path, field=what)
     return LoadedRunConfig(
         config=config,

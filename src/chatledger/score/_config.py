@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chatledger.core import SCHEMA_FIELDS, SCHEMA_WEIGHTS, InputError, first_validation_error
+from chatledger.corpus import read_config_file
 from chatledger.matching import MATCHERS
 
 WEIGHT_TOLERANCE = 1e-6
@@ -108,13 +107,13 @@ def load_scoring_config(
 ) -> ScoringConfig:
     """Read weight/threshold overrides from a YAML or JSON file; errors name the file and key."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError("weights file not found", path=path)
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot parse: {exc}", path=path) from None
+        found = path.is_file()
+    except OSError as exc:  # a name too long
+        raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
+    if not found:
+        raise InputError("weights file not found", path=path)
+    data = read_config_file(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
