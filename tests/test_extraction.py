@@ -7,6 +7,11 @@ chunk each request is about; prices come from a price file so the dollar figures
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,15 +19,19 @@ from typing import Any
 import pytest
 
 from chatledger.cli._app import main
-from chatledger.core import ExtractionV3, RecordStatus
+from chatledger.core import ExtractionV3, InputError, RecordStatus
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.extraction import (
     PROMPT_STYLES,
     SCHEMA_NAME,
+    chunk_hash,
     finished_lines,
     get_prompt_style,
+    lock_path,
+    output_lock,
     render_chunk,
 )
+from chatledger.extraction._lines import drop_lines
 from conftest import example_chunk
 from fakes.llm_server import OPENAI_PATH, FakeLLMServer, Reply, openai_body
 from fakes.scripted_models import (
@@ -144,8 +153,23 @@ def test_extract_writes_one_line_per_chunk_with_usage(
     assert summary["billed_usd"] == pytest.approx(0.018)
     lines = out_lines(tmp_path)
     assert sorted(line["chunk_id"] for line in lines) == ["ex-1-d0", "ex-1-d1", "ex-1-d2"]
+    hashes = {c.chunk_id: chunk_hash(c) for c in read_chunks(tmp_path / "chunks.jsonl")}
+    prompts = set()
     for line in lines:
-        assert set(line) == {"chunk_id", "model", "sample", "prompt_style", "extraction", "usage"}
+        assert set(line) == {
+            "chunk_id",
+            "model",
+            "sample",
+            "prompt_style",
+            "extraction",
+            "usage",
+            "fingerprint",
+        }
+        fingerprint = line["fingerprint"]
+        assert fingerprint["chunk"] == hashes[line["chunk_id"]]
+        assert (fingerprint["max_tokens"], fingerprint["temperature"]) == (4096, None)
+        assert fingerprint["options"] == {}
+        prompts.add(fingerprint["prompt"])
         assert (line["model"], line["sample"], line["prompt_style"]) == (
             model_id(server),
             0,
@@ -157,6 +181,8 @@ def test_extract_writes_one_line_per_chunk_with_usage(
         assert (usage["input_tokens"], usage["output_tokens"]) == (1000, 400)
         assert usage["cost_usd"] == pytest.approx(0.006) and usage["latency_s"] > 0
         assert (usage["calls"], usage["cached"]) == (1, False)
+    # The three chunks differ (ids, times), the prompt template is one.
+    assert len(set(hashes.values())) == 3 and len(prompts) == 1
     # The request asked for the schema through response_format, for the right chunk.
     body = server.bodies(OPENAI_PATH)[0]
     assert body["response_format"]["json_schema"]["name"] == SCHEMA_NAME
@@ -456,3 +482,248 @@ def test_a_real_kill_then_rerun_redoes_no_finished_call(
     assert server.calls() <= n_chunks + 1
     final = [json.loads(line)["chunk_id"] for line in out.read_text().splitlines()]
     assert sorted(final) == sorted(f"ex-1-d{i}" for i in range(n_chunks))
+
+
+# --- stale work and two writers (the resume key covers what changes the answer) ---------------
+
+
+def rewrite_chunk_text(chunks_path: Path, chunk_id: str, text: str) -> None:
+    """Give the first message of ``chunk_id`` another text (ids unchanged)."""
+    rows = [json.loads(line) for line in chunks_path.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        if row["chunk_id"] == chunk_id:
+            row["messages"][0]["text"] = text
+    chunks_path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_a_changed_chunk_is_extracted_again_and_its_old_line_dropped(
+    server: FakeLLMServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server.always(OPENAI_PATH, Reply(body=openai_extractor()))
+    assert extract(server, tmp_path, capsys)[0] == 0
+    assert server.calls() == 3
+    old_lines = {line["chunk_id"]: line for line in out_lines(tmp_path)}
+
+    # Same chunk ids, same message ids: only the text of ex-1-d1's first message changes.
+    chunks_path = tmp_path / "chunks.jsonl"
+    rewrite_chunk_text(chunks_path, "ex-1-d1", "Rehearsal at 8 instead?")
+    code, summary, _ = extract(server, tmp_path, capsys)
+
+    assert code == 0 and summary is not None
+    # Exactly one new call, for the changed chunk, with the new text in its prompt.
+    assert server.calls() == 4
+    body = server.bodies(OPENAI_PATH)[3]
+    assert asked_chunk(body) == "ex-1-d1"
+    assert "Rehearsal at 8 instead?" in body["messages"][-1]["content"]
+    assert (summary["already_done"], summary["superseded"], summary["written"]) == (2, 1, 1)
+    lines = out_lines(tmp_path)
+    assert [line["chunk_id"] for line in lines] == ["ex-1-d0", "ex-1-d2", "ex-1-d1"]
+    new_chunks = {c.chunk_id: c for c in read_chunks(chunks_path)}
+    assert lines[2]["fingerprint"]["chunk"] == chunk_hash(new_chunks["ex-1-d1"])
+    assert lines[2]["fingerprint"]["chunk"] != old_lines["ex-1-d1"]["fingerprint"]["chunk"]
+    assert lines[:2] == [old_lines["ex-1-d0"], old_lines["ex-1-d2"]]  # kept byte for byte
+    # The reader sees one line per chunk: the stale one is gone, not shadowing the new one.
+    source = read_extractions(tmp_path / "out.jsonl")
+    assert source.problems == [] and len(source.records) == 3
+    warning = "1 chunk(s) changed since they were extracted (ex-1-d1)"
+    assert any(warning in r.getMessage() for r in caplog.records)
+
+    # And then the file is current: nothing to do.
+    code, summary, _ = extract(server, tmp_path, capsys)
+    assert code == 0 and summary is not None
+    assert (summary["already_done"], summary["superseded"], summary["written"]) == (3, 0, 0)
+    assert server.calls() == 4
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (
+            ("--max-tokens", "1000"),
+            "out.jsonl:1 [fingerprint.max_tokens]: the file was written with max_tokens 4096, "
+            "not 1000: choose another output file or delete it",
+        ),
+        (
+            ("--temperature", "0.5"),
+            "out.jsonl:1 [fingerprint.temperature]: the file was written with temperature "
+            "unset, not 0.5: choose another output file or delete it",
+        ),
+    ],
+    ids=["max-tokens", "temperature"],
+)
+def test_a_new_request_parameter_is_refused_in_one_line(
+    server: FakeLLMServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: tuple[str, ...],
+    expected: str,
+) -> None:
+    server.always(OPENAI_PATH, Reply(body=openai_extractor()))
+    assert extract(server, tmp_path, capsys)[0] == 0
+    before = (tmp_path / "out.jsonl").read_bytes()
+
+    code, summary, err = extract(server, tmp_path, capsys, *extra)
+    assert code == 2 and summary is None
+    [line] = err.strip().splitlines()
+    assert line.endswith(expected), line
+    assert "Traceback" not in err
+    assert server.calls() == 3  # nothing asked
+    assert (tmp_path / "out.jsonl").read_bytes() == before  # nothing written
+
+
+def test_another_prompt_text_is_refused(
+    server: FakeLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A file written with another prompt template (another chatledger version, another
+    # vocabulary): its lines carry another prompt hash.
+    server.always(OPENAI_PATH, Reply(body=openai_extractor()))
+    assert extract(server, tmp_path, capsys, n_chunks=2)[0] == 0
+    lines = out_lines(tmp_path)
+    lines[1]["fingerprint"]["prompt"] = "0" * 16
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    code, _, err = extract(server, tmp_path, capsys, n_chunks=2)
+    assert code == 2
+    assert (
+        "out.jsonl:2 [fingerprint.prompt]: the file was written with another prompt for prompt "
+        "style 'plain' (another chatledger version or vocabulary)" in err
+    )
+    assert server.calls() == 2
+
+
+def test_a_file_without_fingerprints_is_refused(
+    server: FakeLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = {
+        "chunk_id": "ex-1-d0",
+        "model": model_id(server),
+        "sample": 0,
+        "prompt_style": "plain",
+        "extraction": extraction_for("ex-1-d0"),
+    }
+    (tmp_path / "out.jsonl").write_text(json.dumps(line) + "\n")
+    code, _, err = extract(server, tmp_path, capsys)
+    assert code == 2
+    assert "out.jsonl:1 [fingerprint]: the file holds lines without a fingerprint" in err
+    assert server.calls() == 0
+
+
+def test_a_line_that_is_not_json_is_dropped_and_its_chunk_redone(
+    server: FakeLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.always(OPENAI_PATH, Reply(body=openai_extractor()))
+    assert extract(server, tmp_path, capsys)[0] == 0
+    out = tmp_path / "out.jsonl"
+    lines = out.read_text().splitlines(keepends=True)
+    broken = json.loads(lines[1])["chunk_id"]
+    out.write_text(lines[0] + '{"chunk_id": "' + broken + '", "model": oops\n' + lines[2])
+
+    code, summary, _ = extract(server, tmp_path, capsys)
+    assert code == 0 and summary is not None and summary["written"] == 1
+    assert server.calls() == 3  # its call is in the cache
+    assert [json.loads(x)["chunk_id"] for x in out.read_text().splitlines()][-1] == broken
+    source = read_extractions(out)
+    assert source.problems == [] and source.records[broken].status is RecordStatus.OK
+
+
+def test_dropping_lines_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"one\ntwo\nthree\n")
+    drop_lines(path, {2})
+    assert path.read_bytes() == b"one\nthree\n"
+
+    def fail(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("os.replace", fail)
+    with pytest.raises(OSError):
+        drop_lines(path, {1})
+    assert path.read_bytes() == b"one\nthree\n"  # untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"]  # no temporary left
+
+
+def extract_argv(server: FakeLLMServer, chunks: Path, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "chatledger",
+        "extract",
+        "--model",
+        model_id(server),
+        "--chunks",
+        str(chunks),
+        "--out",
+        str(out),
+        "--concurrency",
+        "1",
+        "--format",
+        "json",
+    ]
+
+
+def test_two_processes_writing_one_file_the_second_refuses(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    n_chunks = 6
+    server.always(OPENAI_PATH, Reply(body=openai_extractor(), delay_s=0.3))
+    chunks = write_chunks(tmp_path / "chunks.jsonl", n_chunks)
+    out = tmp_path / "out.jsonl"
+    env = {**os.environ, "CHATLEDGER_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("OPENAI_COMPATIBLE_API_KEY", None)
+    argv = extract_argv(server, chunks, out)
+    first = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (out.exists() and out.read_text()):
+            time.sleep(0.02)  # the first has the lock and has written a line
+        assert out.read_text(), "the first process wrote nothing"
+
+        second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2
+        [line] = second.stderr.strip().splitlines()
+        assert f"out.jsonl: is being written by another chatledger process (pid {first.pid})" in (
+            line
+        )
+        assert first.poll() is None  # the first was still at work when the second gave up
+    finally:
+        stdout, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0, stderr
+    assert json.loads(stdout)["written"] == n_chunks
+    # Each chunk exactly once, each asked exactly once; the lock file is gone.
+    final = [json.loads(x)["chunk_id"] for x in out.read_text().splitlines()]
+    assert sorted(final) == [f"ex-1-d{i}" for i in range(n_chunks)]
+    assert server.calls() == n_chunks
+    assert not lock_path(out).exists()
+
+
+def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from chatledger.extraction import output_lock\n"
+            "with output_lock(sys.argv[1]):\n"
+            "    print('locked', flush=True)\n"
+            "    time.sleep(60)\n",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        busy = rf"another chatledger process \(pid {holder.pid}\)"
+        with pytest.raises(InputError, match=busy), output_lock(out):
+            pass
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+    assert lock_path(out).exists()  # a killed holder cannot remove it…
+    with output_lock(out):  # …but the kernel released its lock
+        assert lock_path(out).read_text() == f"{os.getpid()}\n"
+    assert not lock_path(out).exists()

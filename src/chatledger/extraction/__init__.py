@@ -1,10 +1,27 @@
-"""Extraction with language models: prompt styles and resumable, accounted extraction runs.
+"""Extraction with language models and offline extractors: prompt styles and resumable,
+accounted, locked extraction runs.
 
 summary = extract_chunks("openai:gpt-5.2", read_chunks("chunks.jsonl"), "gpt-5.2.jsonl",
                          prompt_style="field-guide", samples=3, hub=ProviderHub(...))
+summary = extract_chunks("offline:rules", read_chunks("chunks.jsonl"), "rules.jsonl")
 """
 
-from chatledger.extraction._lines import extraction_line, finished_lines
+from chatledger.extraction._lines import (
+    Fingerprint,
+    ResumeState,
+    chunk_hash,
+    extraction_line,
+    finished_lines,
+    resume_state,
+)
+from chatledger.extraction._lock import lock_path, output_lock
+from chatledger.extraction._offline import (
+    OFFLINE_PROMPT_STYLE,
+    is_offline_model,
+    offline_extractors,
+    offline_parameter_message,
+    validate_model_id,
+)
 from chatledger.extraction._prompts import (
     PROMPT_STYLES,
     SCHEMA_NAME,
@@ -30,23 +47,34 @@ from chatledger.extraction._run import (
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
+    "OFFLINE_PROMPT_STYLE",
     "PROMPT_STYLES",
     "SCHEMA_NAME",
     "ExampleStyle",
     "ExtractionProgress",
     "ExtractionSummary",
     "FieldGuideStyle",
+    "Fingerprint",
     "PlainStyle",
     "ProgressCallback",
     "PromptStyle",
+    "ResumeState",
     "aextract_chunks",
     "bundled_example",
+    "chunk_hash",
     "endpoint_concurrency",
     "extract_chunks",
     "extraction_line",
     "extraction_output_schema",
     "finished_lines",
     "get_prompt_style",
+    "is_offline_model",
     "load_prices",
+    "lock_path",
+    "offline_extractors",
+    "offline_parameter_message",
+    "output_lock",
     "render_chunk",
+    "resume_state",
+    "validate_model_id",
 ]

@@ -3,8 +3,15 @@
 Every (chunk, sample) is one request. Requests run concurrently, at most as many at once as the
 model's endpoint allows (the provider's concurrency limit); each finished one is appended to the
 output file and flushed at once. A re-run with the same arguments skips every (chunk, sample)
-the file already holds, and the provider's on-disk cache answers any call that finished but
-whose line was never written — so an interrupted run resumes without repeating a paid call.
+the file already holds a current line for (its fingerprint matches: see ``_lines``), and the
+provider's on-disk cache answers any call that finished but whose line was never written — so
+an interrupted run resumes without repeating a paid call. A line whose chunk changed is
+superseded and extracted again; a file written for another request is refused. One process at
+a time writes a file (``_lock``).
+
+An offline extractor (``offline:rules``) is a model too: its chunks are extracted one at a time
+in a worker thread (the event loop stays free for the model calls of a run), with the same
+lines, resuming and locking, and no provider at all.
 
 A completion whose output never validates is written as an invalid line (never dropped). A call
 that fails outright (retries exhausted) writes nothing, so a re-run tries it again; the summary
@@ -14,18 +21,39 @@ counts it. A :class:`BudgetExceeded` stops new calls: calls in flight finish and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import JsonValue
 
-from chatledger.core import ChatLedgerError, Chunk, InputError, Vocabulary
-from chatledger.extraction._lines import extraction_line, finished_lines
-from chatledger.extraction._prompts import get_prompt_style
+import chatledger
+from chatledger.core import ChatLedgerError, Chunk, ExtractionV3, InputError, Vocabulary
+from chatledger.extraction._lines import (
+    Fingerprint,
+    ResumeState,
+    chunk_hash,
+    drop_lines,
+    extraction_line,
+    offline_line,
+    probe_chunk,
+    resume_state,
+)
+from chatledger.extraction._lock import output_lock
+from chatledger.extraction._offline import (
+    OFFLINE_PROMPT_STYLE,
+    is_offline_model,
+    offline_extractor,
+    offline_parameter_message,
+    validate_model_id,
+)
+from chatledger.extraction._prompts import PromptStyle, get_prompt_style
+from chatledger.extractors import Extractor
 from chatledger.providers import (
     BudgetExceeded,
     CompletionCache,
@@ -35,7 +63,6 @@ from chatledger.providers import (
     Provider,
     ProviderError,
     ProviderHub,
-    parse_model_id,
     run_sync,
 )
 
@@ -53,6 +80,7 @@ class ExtractionProgress:
     model: str
     planned: int  # (chunk, sample) pairs asked for
     already_done: int  # found in the output file, skipped
+    superseded: int = 0  # lines dropped from the file because their chunk changed since
     written: int = 0
     invalid: int = 0
     failed: int = 0
@@ -150,100 +178,262 @@ async def aextract_chunks(
     vocabulary: Vocabulary | None = None,
     slots: asyncio.Semaphore | None = None,
     on_progress: ProgressCallback | None = None,
+    lock: bool = True,
 ) -> ExtractionSummary:
     """Extract every chunk ``samples`` times into ``out_path`` (appending; see module doc).
 
-    ``hub`` answers the requests (default: a :class:`ProviderHub` with the default cache);
-    ``slots`` bounds the calls in flight (default: the endpoint's concurrency) and may be shared
-    by several extractions against one endpoint. Never raises for a model's bad output or a
-    failed call: read :attr:`ExtractionSummary.complete` or call ``raise_if_incomplete``.
+    ``hub`` answers the requests (default: a :class:`ProviderHub` with the default cache; an
+    offline extractor needs none); ``slots`` bounds the calls in flight (default: the
+    endpoint's concurrency) and may be shared by several extractions against one endpoint.
+    ``lock=False`` when the caller already holds :func:`output_lock` on ``out_path``. Never
+    raises for a model's bad output or a failed call: read :attr:`ExtractionSummary.complete`
+    or call ``raise_if_incomplete``.
     """
     if samples < 1:
         raise ValueError("samples must be >= 1")
-    parse_model_id(model_id)
-    try:
-        style = get_prompt_style(prompt_style, vocabulary)
-    except KeyError as exc:
-        raise InputError(str(exc.args[0]), field="prompt_style") from None
+    validate_model_id(model_id)
     path = Path(out_path)
-    done = finished_lines(path, model=model_id, prompt_style=prompt_style)
-    planned = [(chunk, s) for chunk in chunks for s in range(samples)]
-    todo = [(chunk, s) for chunk, s in planned if (chunk.chunk_id, s) not in done]
-    progress = ExtractionProgress(
-        model=model_id, planned=len(planned), already_done=len(planned) - len(todo)
-    )
-    summary = ExtractionSummary(path, prompt_style, samples, progress)
-    if not todo:
-        return summary
+    offline = is_offline_model(model_id)
+    style: PromptStyle | None = None
+    if offline:
+        _check_offline_request(model_id, prompt_style, max_tokens, temperature, options)
+        fingerprint = Fingerprint.for_offline(model_id, chatledger.__version__)
+        recorded_style = OFFLINE_PROMPT_STYLE
+    else:
+        try:
+            style = get_prompt_style(prompt_style, vocabulary)
+        except KeyError as exc:
+            raise InputError(str(exc.args[0]), field="prompt_style") from None
+        probe = style.request(
+            probe_chunk(), model_id, max_tokens=max_tokens, temperature=temperature
+        )
+        fingerprint = Fingerprint.for_model(
+            probe.messages,
+            probe.output_schema,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            options=options,
+        )
+        recorded_style = prompt_style
+    with output_lock(path) if lock else contextlib.nullcontext():
+        hashes = {chunk.chunk_id: chunk_hash(chunk) for chunk in chunks}
+        state = resume_state(
+            path,
+            model=model_id,
+            prompt_style=recorded_style,
+            fingerprint=fingerprint,
+            chunk_hashes=hashes,
+        )
+        planned = [(chunk, s) for chunk in chunks for s in range(samples)]
+        todo = [(chunk, s) for chunk, s in planned if (chunk.chunk_id, s) not in state.done]
+        progress = ExtractionProgress(
+            model=model_id,
+            planned=len(planned),
+            already_done=len(planned) - len(todo),
+            superseded=len(state.stale),
+        )
+        summary = ExtractionSummary(path, recorded_style, samples, progress)
+        _supersede(path, state)
+        if not todo:
+            return summary
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            if offline:
+                await _extract_offline(
+                    offline_extractor(model_id),
+                    todo,
+                    handle,
+                    summary,
+                    lambda chunk_id: fingerprint.line(hashes[chunk_id]),
+                    on_progress,
+                )
+            else:
+                assert style is not None
+                await _extract_with_model(
+                    style,
+                    todo,
+                    handle,
+                    summary,
+                    lambda chunk_id: fingerprint.line(hashes[chunk_id]),
+                    hub=hub,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    options=options,
+                    slots=slots,
+                    on_progress=on_progress,
+                )
+    return summary
+
+
+def _check_offline_request(
+    model_id: str,
+    prompt_style: str,
+    max_tokens: int,
+    temperature: float | None,
+    options: Mapping[str, JsonValue] | None,
+) -> None:
+    """An offline extractor takes no prompt and no request parameters: refuse any given."""
+    given = [
+        (key, given)
+        for key, given in (
+            ("prompt_style", prompt_style != "plain"),
+            ("max_tokens", max_tokens != DEFAULT_MAX_TOKENS),
+            ("temperature", temperature is not None),
+            ("options", bool(options)),
+        )
+        if given
+    ]
+    if given:
+        key = given[0][0]
+        raise InputError(offline_parameter_message(model_id, key), field=key)
+
+
+def _supersede(path: Path, state: ResumeState) -> None:
+    """Drop the superseded lines so that the lines written next are the ones read."""
+    if not state.superseded:
+        return
+    drop_lines(path, state.superseded)
+    changed = sorted({chunk_id for chunk_id, _ in state.stale})
+    shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    parts = []
+    if changed:
+        parts.append(
+            f"{len(changed)} chunk(s) changed since they were extracted ({shown}): their old "
+            "lines are dropped and they are extracted again"
+        )
+    if state.unreadable:
+        parts.append(f"{state.unreadable} line(s) that are not JSON are dropped")
+    log.warning("%s: %s", path, "; ".join(parts))
+
+
+LineFingerprint = Callable[[str], dict[str, JsonValue]]
+
+
+def _write(handle: IO[str], line: dict[str, Any]) -> None:
+    # One write and a flush per line: a killed run leaves whole lines (or a partial last one,
+    # which the next run cuts off); the event loop runs one writer at a time.
+    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    handle.flush()
+
+
+async def _extract_offline(
+    extractor: Extractor,
+    todo: Sequence[tuple[Chunk, int]],
+    handle: IO[str],
+    summary: ExtractionSummary,
+    fingerprint: LineFingerprint,
+    on_progress: ProgressCallback | None,
+) -> None:
+    progress = summary.progress
+
+    def timed(chunk: Chunk) -> tuple[ExtractionV3 | None, str | None, float]:
+        started = time.perf_counter()
+        try:
+            extraction: ExtractionV3 | None = extractor.extract(chunk)
+            error = None
+        except Exception as exc:  # a rule that breaks on one chunk is that chunk's invalid line
+            log.exception("%s failed on chunk %s", extractor.name, chunk.chunk_id)
+            extraction, error = None, f"{extractor.name} failed: {type(exc).__name__}: {exc}"
+        return extraction, error, time.perf_counter() - started
+
+    for chunk, sample in todo:
+        extraction, error, latency = await asyncio.to_thread(timed, chunk)
+        line = offline_line(
+            chunk_id=chunk.chunk_id,
+            model=extractor.name,
+            sample=sample,
+            prompt_style=summary.prompt_style,
+            extraction=extraction,
+            error=error,
+            latency_s=latency,
+            fingerprint=fingerprint(chunk.chunk_id),
+        )
+        _write(handle, line)
+        _account(progress, completion_usage=line["usage"], calls=0)
+        progress.written += 1
+        progress.invalid += 0 if extraction is not None else 1
+        _notify(on_progress, progress)
+
+
+async def _extract_with_model(
+    style: PromptStyle,
+    todo: Sequence[tuple[Chunk, int]],
+    handle: IO[str],
+    summary: ExtractionSummary,
+    fingerprint: LineFingerprint,
+    *,
+    hub: Provider | None,
+    max_tokens: int,
+    temperature: float | None,
+    options: dict[str, JsonValue] | None,
+    slots: asyncio.Semaphore | None,
+    on_progress: ProgressCallback | None,
+) -> None:
+    progress = summary.progress
+    model_id = progress.model
     own_hub = hub is None
     provider: Provider = hub if hub is not None else ProviderHub(cache=CompletionCache())
     prices = provider.prices if isinstance(provider, ProviderHub) else PriceTable.default()
     limit = slots or asyncio.Semaphore(endpoint_concurrency(provider, model_id))
-    path.parent.mkdir(parents=True, exist_ok=True)
 
     # Errors every other call would hit too (no key, no price under a cap): stop, then raise.
     fatal: list[ChatLedgerError] = []
 
-    with path.open("a", encoding="utf-8") as handle:
-
-        async def one(chunk: Chunk, sample: int) -> None:
-            async with limit:
-                if summary.stopped is not None or fatal:
-                    return
-                request = style.request(
-                    chunk,
-                    model_id,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    sample_index=sample,
-                    options=options,
-                )
-                try:
-                    completion = await provider.complete(request)
-                except BudgetExceeded as exc:
-                    if summary.stopped is None:
-                        summary.stopped = exc
-                    return
-                except (MissingApiKeyError, PriceUnknownError) as exc:
-                    fatal.append(exc)
-                    return
-                except ProviderError as exc:
-                    log.warning(
-                        "%s: chunk %s sample %d failed: %s", model_id, chunk.chunk_id, sample, exc
-                    )
-                    summary.failures.append(
-                        {"chunk_id": chunk.chunk_id, "sample": sample, "error": str(exc)}
-                    )
-                    progress.failed += 1
-                    _notify(on_progress, progress)
-                    return
-            line, valid = extraction_line(
-                chunk_id=chunk.chunk_id,
-                model=model_id,
-                sample=sample,
-                prompt_style=prompt_style,
-                completion=completion,
-                prices=prices,
+    async def one(chunk: Chunk, sample: int) -> None:
+        async with limit:
+            if summary.stopped is not None or fatal:
+                return
+            request = style.request(
+                chunk,
+                model_id,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                sample_index=sample,
+                options=options,
             )
-            # One write and a flush per line: a killed run leaves whole lines (or a partial last
-            # one, which the next run cuts off); the event loop runs one writer at a time.
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            handle.flush()
-            _account(progress, completion_usage=line["usage"], calls=completion.calls)
-            progress.written += 1
-            progress.invalid += 0 if valid else 1
-            _notify(on_progress, progress)
+            try:
+                completion = await provider.complete(request)
+            except BudgetExceeded as exc:
+                if summary.stopped is None:
+                    summary.stopped = exc
+                return
+            except (MissingApiKeyError, PriceUnknownError) as exc:
+                fatal.append(exc)
+                return
+            except ProviderError as exc:
+                log.warning(
+                    "%s: chunk %s sample %d failed: %s", model_id, chunk.chunk_id, sample, exc
+                )
+                summary.failures.append(
+                    {"chunk_id": chunk.chunk_id, "sample": sample, "error": str(exc)}
+                )
+                progress.failed += 1
+                _notify(on_progress, progress)
+                return
+        line, valid = extraction_line(
+            chunk_id=chunk.chunk_id,
+            model=model_id,
+            sample=sample,
+            prompt_style=summary.prompt_style,
+            completion=completion,
+            prices=prices,
+            fingerprint=fingerprint(chunk.chunk_id),
+        )
+        _write(handle, line)
+        _account(progress, completion_usage=line["usage"], calls=completion.calls)
+        progress.written += 1
+        progress.invalid += 0 if valid else 1
+        _notify(on_progress, progress)
 
-        try:
-            await asyncio.gather(*(one(chunk, s) for chunk, s in todo))
-        finally:
-            if own_hub:
-                await provider.aclose()
-                if isinstance(provider, ProviderHub) and provider.cache is not None:
-                    provider.cache.close()
+    try:
+        await asyncio.gather(*(one(chunk, s) for chunk, s in todo))
+    finally:
+        if own_hub:
+            await provider.aclose()
+            if isinstance(provider, ProviderHub) and provider.cache is not None:
+                provider.cache.close()
     if fatal:
         raise fatal[0]
-    return summary
 
 
 def extract_chunks(

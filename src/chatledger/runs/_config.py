@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from chatledger.core import InputError, first_validation_error
 from chatledger.corpus import read_config_file
-from chatledger.extraction import DEFAULT_MAX_TOKENS, PROMPT_STYLES
-from chatledger.providers import parse_model_id
+from chatledger.downstream import resolve_weights
+from chatledger.extraction import DEFAULT_MAX_TOKENS, PROMPT_STYLES, validate_model_id
 from chatledger.runs._stats import StatsOptions
+from chatledger.score import ScoringConfig, WeightError, merge_weights
 
 LAYERS = ("extraction", "judge", "downstream")
 DEFAULT_LAYER_WEIGHTS = {"extraction": 0.60, "judge": 0.25, "downstream": 0.15}
-TOLERANCE = 1e-6
 
 
 class ModelSource(BaseModel):
@@ -50,7 +50,7 @@ class ModelSource(BaseModel):
         if (self.file is None) == (self.model is None):
             raise ValueError("give either 'file' (an extraction file) or 'model' (a model id)")
         if self.model is not None:
-            parse_model_id(self.model)
+            validate_model_id(self.model)
             if self.prompt_style not in PROMPT_STYLES:
                 known = ", ".join(PROMPT_STYLES.names())
                 raise ValueError(f"unknown prompt style {self.prompt_style!r} (known: {known})")
@@ -87,6 +87,12 @@ class JudgeSpec(BaseModel):
 
 
 class Weights(BaseModel):
+    """``weights:`` of a run config. Every group follows the one weight rule
+    (:func:`chatledger.score.merge_weights`): the defaults with the values given put in name by
+    name, each a finite number ≥ 0, summing to 1. ``layers`` and ``consumers`` hold the merged
+    weights once validated; ``fields`` (defaults depend on the schema) are checked by
+    :func:`load_run_config` and merged when the run scores."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     layers: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_LAYER_WEIGHTS))
@@ -99,23 +105,20 @@ class Weights(BaseModel):
         unknown = sorted(set(value) - set(LAYERS))
         if unknown:
             raise ValueError(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
-        _check_sum(value, "layer weights")
-        return value
+        try:
+            return merge_weights(DEFAULT_LAYER_WEIGHTS, value, what="layer")
+        except WeightError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("consumers")
     @classmethod
     def _consumers_valid(cls, value: dict[str, float] | None) -> dict[str, float] | None:
-        if value is not None:
-            _check_sum(value, "consumer weights")
-        return value
-
-
-def _check_sum(weights: dict[str, float], what: str) -> None:
-    if any(w < 0 for w in weights.values()):
-        raise ValueError(f"{what} must not be negative")
-    total = sum(weights.values())
-    if abs(total - 1.0) > TOLERANCE:
-        raise ValueError(f"{what} sum to {total:.6f}, expected 1")
+        if value is None:
+            return None
+        try:
+            return resolve_weights(value)
+        except InputError as exc:
+            raise ValueError(exc.detail) from None
 
 
 LayerName = Literal["extraction", "judge", "downstream"]
@@ -262,6 +265,7 @@ def load_run_config(path: str | Path) -> LoadedRunConfig:
     except ValidationError as exc:
         where, msg = first_validation_error(exc)
         raise InputError(msg, path=path, field=where or None) from None
+    _check_scoring(config, path)
     base = path.parent
     chunks = resolve_inside(base, config.chunks, what="chunks", config_path=path)
     reference = _source_file(base, config.reference, what="reference", config_path=path)
@@ -300,6 +304,26 @@ def load_run_config(path: str | Path) -> LoadedRunConfig:
         cache_dir=cache_dir,
         prices_file=prices_file,
     )
+
+
+def _check_scoring(config: RunConfig, path: Path) -> None:
+    """Field weights, thresholds and matcher are checked when the config loads (the run builds
+    the same :class:`ScoringConfig` from them), so a bad weight fails before any work."""
+    data: dict[str, Any] = {"matcher": config.matcher}
+    if config.weights.fields is not None:
+        data["weights"] = config.weights.fields
+    if config.thresholds:
+        data["thresholds"] = config.thresholds
+    try:
+        ScoringConfig.from_mapping(data, schema_version=config.schema_version)
+    except ValidationError as exc:
+        where, msg = first_validation_error(exc)
+        raise InputError(msg, path=path, field=where or "weights.fields") from None
+    except WeightError as exc:
+        where = f"weights.fields.{exc.name}" if exc.name is not None else "weights.fields"
+        raise InputError(str(exc), path=path, field=where) from None
+    except ValueError as exc:
+        raise InputError(str(exc), path=path, field="weights.fields") from None
 
 
 def _source_file(base: Path, source: ModelSource, *, what: str, config_path: Path) -> Path | None:

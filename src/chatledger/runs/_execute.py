@@ -29,7 +29,13 @@ from chatledger.downstream import ConsumerOutputs, build_outputs, compare_output
 from chatledger.providers import ProviderHub
 from chatledger.runs._config import LoadedRunConfig, RunConfig
 from chatledger.runs._judging import judge_challenger, judge_rows
-from chatledger.runs._models import ModelCalls, plan_extractions, run_extractions, sample_variance
+from chatledger.runs._models import (
+    ModelCalls,
+    needs_model_calls,
+    plan_extractions,
+    run_extractions,
+    sample_variance,
+)
 from chatledger.runs._panel import build_judges, judge_entry
 from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_composite
 from chatledger.runs._rows import (
@@ -92,7 +98,7 @@ def execute_run(
     Sources that name a model are extracted first (see ``runs._models``); ``hub`` replaces the
     provider hub the run would build from its config (cache, budget, prices, concurrency).
     """
-    calls = ModelCalls.for_run(loaded, hub) if loaded.config.calls_models else None
+    calls = ModelCalls.for_run(loaded, hub) if needs_model_calls(loaded.config) else None
     try:
         return _execute(loaded, out_dir, on_progress, calls)
     finally:
@@ -118,8 +124,7 @@ def _execute(
     planned = plan_extractions(loaded, out_dir)
     prepare_output_dir(out_dir)
     t0 = time.perf_counter()
-    if calls is not None:
-        run_extractions(planned, chunks, calls, on_progress)
+    run_extractions(planned, chunks, calls, on_progress)
     extract_s = time.perf_counter() - t0
     written = {plan.where: plan.path for plan in planned}
     reference_path = loaded.reference or written["reference"]

@@ -4,12 +4,18 @@ A ``{model: ID}`` source is extracted into ``<run dir>/extractions/<name>.jsonl`
 scoring. All sources extract at once, each endpoint within its own concurrency limit; every call
 goes through one :class:`ProviderHub` with the run's cache and budget, which the model judges
 share. The extraction files are resumable and the calls cached, so re-running an interrupted or
-budget-stopped run picks up where it stopped without repeating a paid call.
+budget-stopped run picks up where it stopped without repeating a paid call. Every extraction
+file is locked for the whole extraction (all of them before the first is started), so a second
+run into the same directory stops at once instead of duplicating lines.
+
+An offline extractor (``{model: offline:rules}``) is a model source like the others, extracted
+without a provider: a run whose only models are offline builds no hub and no call cache.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -26,7 +32,10 @@ from chatledger.extraction import (
     ExtractionSummary,
     aextract_chunks,
     endpoint_concurrency,
+    is_offline_model,
     load_prices,
+    offline_parameter_message,
+    output_lock,
 )
 from chatledger.providers import (
     Budget,
@@ -36,11 +45,20 @@ from chatledger.providers import (
     parse_model_id,
     run_sync,
 )
-from chatledger.runs._config import LoadedRunConfig, ModelSource
+from chatledger.runs._config import LoadedRunConfig, ModelSource, RunConfig
 from chatledger.score import ScoreReport, ScoringConfig, score_records
 from chatledger.stats import repeat_variance
 
 EXTRACTIONS_DIR = "extractions"
+
+
+def needs_model_calls(config: RunConfig) -> bool:
+    """Whether the run calls a language model (a model source that is not an offline extractor,
+    or a model judge), so that it needs a provider hub, a call cache and a budget."""
+    sources = [config.reference, *config.challengers]
+    return any(s.model is not None and not is_offline_model(s.model) for s in sources) or any(
+        j.model is not None for j in config.judges
+    )
 
 
 @dataclass
@@ -135,6 +153,18 @@ def plan_extractions(loaded: LoadedRunConfig, out_dir: Path) -> list[PlannedExtr
                 field=where,
             )
         seen[name] = where
+        if is_offline_model(source.model):
+            given = [
+                k
+                for k in ("prompt_style", "max_tokens", "temperature")
+                if k in source.model_fields_set
+            ]
+            if given:
+                raise InputError(
+                    offline_parameter_message(source.model, given[0]),
+                    path=loaded.path,
+                    field=f"{where}.{given[0]}",
+                )
         planned.append(PlannedExtraction(where, name, source, extraction_path(out_dir, name)))
     return planned
 
@@ -145,13 +175,22 @@ ProgressCallback = Callable[[str, int, int], None]
 def run_extractions(
     planned: Sequence[PlannedExtraction],
     chunks: Sequence[Chunk],
-    calls: ModelCalls,
+    calls: ModelCalls | None,
     on_progress: ProgressCallback | None = None,
 ) -> list[ExtractionSummary]:
-    """Extract every planned source (all at once); raise if any stopped or failed."""
+    """Extract every planned source (all at once); raise if any stopped or failed.
+
+    ``calls`` is the run's provider hub; None when every source is an offline extractor. Each
+    output file is locked before any extraction starts: if another process holds one, nothing
+    is extracted and the error names it.
+    """
     if not planned:
         return []
-    summaries = run_sync(_extract_all(planned, chunks, calls.hub, on_progress))
+    hub = calls.hub if calls is not None else None
+    with contextlib.ExitStack() as locks:
+        for plan in planned:
+            locks.enter_context(output_lock(plan.path))
+        summaries = run_sync(_extract_all(planned, chunks, hub, on_progress))
     for summary in summaries:
         if summary.stopped is not None:
             written = sum(s.progress.written for s in summaries)
@@ -164,17 +203,23 @@ def run_extractions(
     return summaries
 
 
+def _endpoint(model: str) -> str | None:
+    return None if is_offline_model(model) else parse_model_id(model).endpoint
+
+
 async def _extract_all(
     planned: Sequence[PlannedExtraction],
     chunks: Sequence[Chunk],
-    hub: ProviderHub,
+    hub: ProviderHub | None,
     on_progress: ProgressCallback | None,
 ) -> list[ExtractionSummary]:
     # One limit per endpoint, shared by the models behind it, so that together they keep to it.
-    slots: dict[str, asyncio.Semaphore] = {}
+    # Offline extractors call no endpoint.
+    slots: dict[str | None, asyncio.Semaphore | None] = {None: None}
     for plan in planned:
-        endpoint = parse_model_id(plan.model).endpoint
+        endpoint = _endpoint(plan.model)
         if endpoint not in slots:
+            assert hub is not None  # a run that calls a model has a hub
             slots[endpoint] = asyncio.Semaphore(endpoint_concurrency(hub, plan.model))
     total = sum(len(chunks) * plan.source.samples for plan in planned)
     finished: dict[str, int] = {}
@@ -200,15 +245,17 @@ async def _extract_all(
                         hub=hub,
                         max_tokens=plan.source.max_tokens,
                         temperature=plan.source.temperature,
-                        slots=slots[parse_model_id(plan.model).endpoint],
+                        slots=slots[_endpoint(plan.model)],
                         on_progress=reporter(plan.name),
+                        lock=False,  # run_extractions holds every file's lock
                     )
                     for plan in planned
                 )
             )
         )
     finally:
-        await hub.aclose()
+        if hub is not None:
+            await hub.aclose()
 
 
 def chunk_composites(report: ScoreReport) -> dict[str, float]:
