@@ -137,14 +137,16 @@ def ask(model: str, text: str = "Rate this.", **kw: Any) -> CompletionRequest:
 
 def test_openai_call_reports_text_tokens_and_cost(server: FakeLLMServer) -> None:
     server.script(
-        OPENAI_PATH, Reply(body=openai_body("hello", prompt_tokens=1200, completion_tokens=300))
+        OPENAI_PATH, Reply(body=openai_body("hello", prompt_tokens=1000, completion_tokens=300))
     )
     completion = complete(openai(server), ask("openai:gpt-5.2", max_tokens=500))
 
     assert completion.text == "hello"
-    assert (completion.input_tokens, completion.output_tokens) == (1200, 300)
-    # gpt-5.2 at $1.75 / $14 per Mtok: 1200·1.75e-6 + 300·14e-6 = 0.0021 + 0.0042 = 0.0063
-    assert completion.cost_usd == pytest.approx(0.0063)
+    # 1000 input tokens is within the bound for these 24 bytes (3·8 + 1024 = 1048).
+    assert (completion.input_tokens, completion.output_tokens) == (1000, 300)
+    assert completion.usage_warnings == ()
+    # gpt-5.2 at $1.75 / $14 per Mtok: 1000·1.75e-6 + 300·14e-6 = 0.00175 + 0.0042 = 0.00595
+    assert completion.cost_usd == pytest.approx(0.00595)
     assert completion.finish_reason == "stop"
     assert not completion.cached and completion.calls == 1 and completion.ok
     sent = server.requests[0]
@@ -157,7 +159,7 @@ def test_openai_call_reports_text_tokens_and_cost(server: FakeLLMServer) -> None
         {"role": "user", "content": "Rate this."},
     ]
     assert completion.usage() == Usage(
-        input_tokens=1200,
+        input_tokens=1000,
         output_tokens=300,
         cost_usd=completion.cost_usd,
         latency_s=completion.latency_s,
@@ -168,7 +170,7 @@ def test_anthropic_structured_output_goes_through_a_forced_tool(server: FakeLLMS
     verdict = {"score": 80, "label": "none"}
     server.script(
         ANTHROPIC_PATH,
-        Reply(body=anthropic_body(tool=("verdict", verdict), input_tokens=2000, output_tokens=40)),
+        Reply(body=anthropic_body(tool=("verdict", verdict), input_tokens=1200, output_tokens=40)),
     )
     request = ask("anthropic:claude-opus-4-6", output_schema=SCORE_SCHEMA, temperature=0.0)
     completion = complete(anthropic(server), request)
@@ -176,8 +178,8 @@ def test_anthropic_structured_output_goes_through_a_forced_tool(server: FakeLLMS
     assert completion.parsed == verdict
     assert completion.structured_mode == "native" and completion.error is None
     assert json.loads(completion.text) == verdict
-    # opus 4.6 at $5 / $25 per Mtok: 2000·5e-6 + 40·25e-6 = 0.010 + 0.001 = 0.011
-    assert completion.cost_usd == pytest.approx(0.011)
+    # opus 4.6 at $5 / $25 per Mtok: 1200·5e-6 + 40·25e-6 = 0.006 + 0.001 = 0.007
+    assert completion.cost_usd == pytest.approx(0.007)
     sent = server.requests[0]
     assert anthropic_key_sent(sent.headers) == ANTHROPIC_KEY
     assert sent.body["system"] == "You are terse."
@@ -439,15 +441,16 @@ def test_a_cached_re_ask_conversation_replays_without_calls(server: FakeLLMServe
 def test_the_budget_refuses_the_call_that_could_pass_the_cap(server: FakeLLMServer) -> None:
     # openai-compatible:* is priced $10 / $30 per Mtok here. Each reply uses 100 in + 200 out:
     #   cost = 100·10e-6 + 200·30e-6 = 0.001 + 0.006 = $0.007.
-    # Worst case before a call (max_tokens = 1000; "q1" is 2 bytes → ceil(2/3) = 1 input token):
-    #   1·10e-6 + 1000·30e-6 = $0.03001.
-    # Cap $0.05: call 1 needs 0 + 0.03001, call 2 0.007 + 0.03001, call 3 0.014 + 0.03001 =
-    # 0.04401 — all fit; call 4 would need 0.021 + 0.03001 = 0.05101 > 0.05, so it never starts.
+    # Worst case before a call: the most it can be billed. max_tokens = 1000 out; input at its
+    # bound: "q1" is 2 bytes → estimate ceil(2/3) = 1 token → bound 3·1 + 1024 = 1027 tokens:
+    #   1027·10e-6 + 1000·30e-6 = 0.01027 + 0.03 = $0.04027.
+    # Cap $0.06: call 1 needs 0 + 0.04027, call 2 0.007 + 0.04027, call 3 0.014 + 0.04027 =
+    # 0.05427 — all fit; call 4 would need 0.021 + 0.04027 = 0.06127 > 0.06: it never starts.
     server.script(
         OPENAI_PATH,
         *[Reply(body=openai_body("a", prompt_tokens=100, completion_tokens=200))] * 4,
     )
-    budget = Budget(cap_usd=0.05)
+    budget = Budget(cap_usd=0.06)
     providers = hub(server, budget=budget)
     model = compatible_model(server)
 
@@ -474,8 +477,9 @@ def test_budget_exceeded_says_what_it_would_have_cost(server: FakeLLMServer) -> 
     request = CompletionRequest.from_prompt("anthropic:claude-opus-4-6", "hi", max_tokens=1000)
     with pytest.raises(BudgetExceeded) as info:
         complete(anthropic(server, budget=budget), request)
-    # "hi" = 2 bytes → 1 input token: 1·5e-6 + 1000·25e-6 = 0.025005 > 0.01
-    assert info.value.worst_case_usd == pytest.approx(0.025005)
+    # "hi" = 2 bytes → estimate 1 input token → bound 3·1 + 1024 = 1027:
+    # 1027·5e-6 + 1000·25e-6 = 0.005135 + 0.025 = 0.030135 > 0.01
+    assert info.value.worst_case_usd == pytest.approx(0.030135)
     assert "budget cap $0.0100 would be passed" in str(info.value)
     assert server.calls() == 0
 

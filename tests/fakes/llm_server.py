@@ -6,6 +6,12 @@ what it received (path, headers, JSON body) and how many requests were in flight
 path can also have a standing reply (``always``), used once its queue is empty — typically a
 callable that answers from the request body, for runs of many calls.
 
+Faults are replies too: a body of raw ``bytes`` (HTML, invalid UTF-8) with any
+``content_type``, a ``delay_s`` before anything is sent (a hung server), a ``stall_s`` after
+the headers and half the body (a server that stops mid-reply), or a ``drip_s`` between single
+bytes of the body (a reply so slow that no single read ever times out). Waits end early when
+the server stops, so a test with a hung reply does not leave a thread sleeping behind it.
+
 Run as a script (``python tests/fakes/llm_server.py --delay 0.2``) it serves a fixed reply on
 both paths from its own process and prints its URL — what the provider benchmark measures
 against, so the server's threads do not share the client's interpreter lock.
@@ -27,12 +33,20 @@ ANTHROPIC_PATH = "/v1/messages"
 
 @dataclass
 class Reply:
-    """One scripted response. ``body`` may be a callable of the request's JSON body."""
+    """One scripted response. ``body`` may be a callable of the request's JSON body; ``bytes``
+    (from it or given directly) are sent as they are, ``str`` as UTF-8, anything else as JSON."""
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    # Seconds before the status line is sent: the server has the request and says nothing.
     delay_s: float = 0.0
+    content_type: str = "application/json"
+    # Seconds to stall after the headers and the first half of the body (content-length is
+    # the whole body's, so the client waits for the rest).
+    stall_s: float = 0.0
+    # Seconds between single bytes of the body: every read gets data, none gets the reply.
+    drip_s: float = 0.0
 
 
 @dataclass
@@ -62,6 +76,8 @@ class FakeLLMServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        # Set by stop(): a handler waiting out a delay or a stall gives up at once.
+        self._stopping = threading.Event()
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the fake server only listens on the loopback interface")
         self._httpd = _Server((host, port), self._handler_class())
@@ -94,6 +110,7 @@ class FakeLLMServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -139,20 +156,30 @@ class FakeLLMServer:
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
                     reply = server._next_reply(self.path)
-                    if reply.delay_s:
-                        time.sleep(reply.delay_s)
+                    if reply.delay_s and server._stopping.wait(reply.delay_s):
+                        return
                     payload = reply.body(body) if callable(reply.body) else reply.body
-                    data = (
-                        payload.encode("utf-8")
-                        if isinstance(payload, str)
-                        else json.dumps(payload).encode("utf-8")
-                    )
+                    data = _encode(payload)
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", reply.content_type)
                     self.send_header("content-length", str(len(data)))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
+                    if reply.stall_s:
+                        half = len(data) // 2
+                        self.wfile.write(data[:half])
+                        self.wfile.flush()
+                        if server._stopping.wait(reply.stall_s):
+                            return
+                        data = data[half:]
+                    if reply.drip_s:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i : i + 1])
+                            self.wfile.flush()
+                            if server._stopping.wait(reply.drip_s):
+                                return
+                        return
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
@@ -161,6 +188,14 @@ class FakeLLMServer:
                         server.in_flight -= 1
 
         return Handler
+
+
+def _encode(payload: Any) -> bytes:
+    if isinstance(payload, bytes):
+        return payload
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    return json.dumps(payload).encode("utf-8")
 
 
 def openai_body(

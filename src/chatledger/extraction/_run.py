@@ -410,6 +410,10 @@ async def _extract_with_model(
                 progress.failed += 1
                 _notify(on_progress, progress)
                 return
+            if completion.budget_stop is not None and summary.stopped is None:
+                # The budget refused a re-ask: this paid reply is written (as invalid) below,
+                # and no new call starts.
+                summary.stopped = completion.budget_stop.exception()
         line, valid = extraction_line(
             chunk_id=chunk.chunk_id,
             model=model_id,

@@ -6,6 +6,16 @@ validated structured output. The SDKs are optional extras, imported on first use
         completion = await hub.complete(
             CompletionRequest.from_prompt("anthropic:claude-opus-4-6", "Hello", max_tokens=200)
         )
+
+With a cache, the budget's cap bounds the cache's spend ledger (``Budget(cap_usd, name=...)``,
+default ``"default"``): every process and invocation using that cache together, until reset.
+
+    cache.ledger(name).totals() -> LedgerTotals     # spent_usd, calls, tokens, reserved_usd
+    cache.ledger(name).reset()  -> LedgerTotals     # what was cleared
+    cache.ledgers()             -> list[LedgerTotals]
+
+``CallSettings(timeout_s=...)`` bounds each attempt of a call (the whole reply, not one read), so
+a call against a hung server ends within ``max_attempts`` × ``timeout_s`` plus back-off.
 """
 
 from chatledger.providers._anthropic import AnthropicProvider
@@ -26,21 +36,36 @@ from chatledger.providers._errors import (
     ProviderError,
 )
 from chatledger.providers._hub import ProviderHub
+from chatledger.providers._ledger import DEFAULT_LEDGER, LedgerTotals, SpendLedger
 from chatledger.providers._limits import CallGate, TokenBucket
-from chatledger.providers._model_id import PROVIDER_KINDS, ModelId, ModelIdError, parse_model_id
+from chatledger.providers._model_id import (
+    PROVIDER_KINDS,
+    ModelId,
+    ModelIdError,
+    parse_model_id,
+    redact_model_id,
+)
 from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvider
 from chatledger.providers._pricing import ModelPrice, PriceTable
 from chatledger.providers._settings import CallSettings
 from chatledger.providers._structured import check_reply, extract_json, validator_for
 from chatledger.providers._sync import run_sync
-from chatledger.providers._types import ChatMessage, Completion, CompletionRequest, OutputSchema
+from chatledger.providers._types import (
+    BudgetStop,
+    ChatMessage,
+    Completion,
+    CompletionRequest,
+    OutputSchema,
+)
 
 __all__ = [
     "CACHE_DIR_ENV",
+    "DEFAULT_LEDGER",
     "PROVIDER_KINDS",
     "AnthropicProvider",
     "Budget",
     "BudgetExceeded",
+    "BudgetStop",
     "CallGate",
     "CallSettings",
     "ChatMessage",
@@ -48,6 +73,7 @@ __all__ = [
     "Completion",
     "CompletionCache",
     "CompletionRequest",
+    "LedgerTotals",
     "ManagedProvider",
     "MissingApiKeyError",
     "ModelId",
@@ -63,6 +89,7 @@ __all__ = [
     "ProviderHub",
     "RawReply",
     "Reservation",
+    "SpendLedger",
     "TokenBucket",
     "WireCall",
     "cache_key",
@@ -71,6 +98,7 @@ __all__ = [
     "default_cache_dir",
     "extract_json",
     "parse_model_id",
+    "redact_model_id",
     "run_sync",
     "validator_for",
 ]

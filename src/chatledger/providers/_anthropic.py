@@ -3,19 +3,30 @@
 Structured output uses a tool whose ``input_schema`` is the schema, forced with ``tool_choice``;
 the tool call's input is the answer. ``temperature`` is sent only when a request sets one: the
 SDK no longer has the parameter (newer models reject it), so it goes in the request body as is.
+
+The reply is read from its raw body here (``with_raw_response``), not through the SDK's
+response model, which hands back a bare string for a non-JSON body and half-built objects for
+JSON of another shape: anything that is not a Message is a :class:`MalformedReplyError`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from chatledger.providers._base import ManagedProvider, RawReply, WireCall
+from chatledger.providers._base import (
+    ManagedProvider,
+    RawReply,
+    WireCall,
+    billed_usage,
+    reported_count,
+)
 from chatledger.providers._clients import LoopBoundClient
 from chatledger.providers._errors import ProviderError, RetryableError
-from chatledger.providers._http_status import error_for_status
+from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import ANTHROPIC
 from chatledger.providers._secrets import read_api_key
 
@@ -53,6 +64,9 @@ class AnthropicProvider(ManagedProvider):
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    async def _prepare(self) -> None:
+        await self._client.get()  # raises a clear error when the SDK or the key is missing
+
     async def _send(self, call: WireCall) -> RawReply:
         client = await self._client.get()  # raises a clear error when the SDK is missing
         import anthropic
@@ -79,14 +93,16 @@ class AnthropicProvider(ManagedProvider):
             extra_body["temperature"] = call.temperature
         if extra_body:
             kwargs["extra_body"] = extra_body
+        secrets = [client.api_key]
         try:
-            message = await client.messages.create(**kwargs)
+            raw = await client.messages.with_raw_response.create(**kwargs)
+            body = await raw.read()
         except anthropic.APIStatusError as exc:
             raise error_for_status(
                 exc.status_code,
                 exc.response.headers,
                 str(exc.message),
-                secrets=[client.api_key],
+                secrets=secrets,
                 key_variable=API_KEY_ENV,
                 schema_sent=call.schema is not None,
             ) from None
@@ -94,34 +110,61 @@ class AnthropicProvider(ManagedProvider):
             raise RetryableError(f"timed out after {call.timeout_s:g} s") from None
         except anthropic.APIConnectionError:
             raise RetryableError("connection failed") from None
+        return read_message(call, body, secrets=secrets)
 
-        texts: list[str] = []
-        structured: JsonValue | None = None
-        for block in message.content:
-            if block.type == "text":
-                texts.append(block.text)
-            elif (
-                block.type == "tool_use"
-                and call.schema is not None
-                and block.name == call.schema.name
-            ):
-                structured = block.input
-        text = "".join(texts)
-        if structured is not None:
-            text = json.dumps(structured, ensure_ascii=False)
-        usage = message.usage
-        input_tokens = (
-            usage.input_tokens
-            + (usage.cache_creation_input_tokens or 0)
-            + (usage.cache_read_input_tokens or 0)
-        )
-        return RawReply(
-            text=text,
-            structured=structured,
-            input_tokens=input_tokens,
-            output_tokens=usage.output_tokens,
-            finish_reason=message.stop_reason,
-        )
+
+def read_message(call: WireCall, body: bytes, *, secrets: Iterable[str | None]) -> RawReply:
+    """The reply in a Messages API body, or :class:`MalformedReplyError`."""
+    try:
+        # JSON over HTTP is UTF-8 (RFC 8259); json.loads would guess UTF-16 from a stray BOM.
+        data = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise malformed_reply("the reply is not UTF-8 text", body, secrets=secrets) from None
+    except json.JSONDecodeError:
+        raise malformed_reply("the reply is not JSON", body, secrets=secrets) from None
+    if not isinstance(data, dict):
+        raise malformed_reply("the reply is not a JSON object", data, secrets=secrets)
+    blocks = data.get("content")
+    if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+        raise malformed_reply("the reply has no content blocks", data, secrets=secrets)
+    texts: list[str] = []
+    structured: JsonValue | None = None
+    for block in blocks:
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif (
+            block.get("type") == "tool_use"
+            and call.schema is not None
+            and block.get("name") == call.schema.name
+        ):
+            structured = block.get("input")
+    text = "".join(texts)
+    if structured is not None:
+        text = json.dumps(structured, ensure_ascii=False)
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    stop_reason = data.get("stop_reason")
+    return RawReply(
+        text=text,
+        structured=structured,
+        finish_reason=stop_reason if isinstance(stop_reason, str) else None,
+        **billed_usage(call, _input_tokens(usage), reported_count(usage.get("output_tokens"))),
+    )
+
+
+def _input_tokens(usage: dict[str, Any]) -> int | None:
+    """Input tokens, prompt-cache writes and reads included; None if any count is unreadable."""
+    total = reported_count(usage.get("input_tokens"))
+    for name in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        value = usage.get(name)
+        if value is None:
+            continue  # not every reply has them
+        count = reported_count(value)
+        if total is None or count is None:
+            return None
+        total += count
+    return total
 
 
 async def _close(client: AsyncAnthropic) -> None:

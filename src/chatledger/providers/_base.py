@@ -10,6 +10,11 @@ One ``complete`` may make several model calls ("wire calls"): a structured-outpu
 reply does not validate is re-asked with the validation error, up to ``max_reasks`` times. Each
 wire call is cached under its own content address, so re-running finished work replays the same
 conversation from disk without a single request.
+
+What a live call is billed never exceeds what was reserved for it: output tokens are billed at
+most ``max_tokens`` (the request's own limit), input tokens at most :func:`input_token_bound`
+(one token per byte sent plus a fixed allowance), and a count the server did not report is
+billed at its bound. Every replaced count is named in ``usage_warnings`` and logged.
 """
 
 from __future__ import annotations
@@ -27,7 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from chatledger.providers._budget import Budget, Reservation
 from chatledger.providers._cache import CompletionCache, cache_key, canonical_json
-from chatledger.providers._errors import PriceUnknownError, ProviderError, SchemaRejectedError
+from chatledger.providers._errors import (
+    BudgetExceeded,
+    PriceUnknownError,
+    ProviderError,
+    SchemaRejectedError,
+    UnreadableReplyError,
+)
 from chatledger.providers._limits import CallGate
 from chatledger.providers._model_id import ModelId, parse_model_id
 from chatledger.providers._pricing import PriceTable
@@ -35,6 +46,7 @@ from chatledger.providers._retry import call_with_retries
 from chatledger.providers._settings import CallSettings
 from chatledger.providers._structured import check_reply, reask_text, schema_instruction
 from chatledger.providers._types import (
+    BudgetStop,
     ChatMessage,
     Completion,
     CompletionRequest,
@@ -44,9 +56,14 @@ from chatledger.providers._types import (
 
 log = logging.getLogger("chatledger.providers")
 
-# Budget worst case before a call: input tokens are not known until the server counts them, so
-# they are over-estimated at one token per 3 bytes of UTF-8 (English text runs near 4).
+# Input tokens are not known until the server counts them, and cannot be checked afterwards.
+# The estimate is one token per 3 bytes of UTF-8 (English text runs near 4). The bound — what a
+# call may be billed for input, and what the budget reserves — is three times that (one token
+# per byte, which no tokenizer exceeds on text) plus an allowance for what a server adds on its
+# side: chat templates, and the system prompt Anthropic adds for tool use (a few hundred).
 BYTES_PER_TOKEN_ESTIMATE = 3
+INPUT_BOUND_FACTOR = 3
+INPUT_BOUND_ALLOWANCE_TOKENS = 1024
 
 
 class Provider(ABC):
@@ -97,6 +114,7 @@ class RawReply(BaseModel):
     text: str
     # The value a schema mechanism handed back directly (a tool call's input).
     structured: JsonValue | None = None
+    # Tokens billed: what the server reported, within the bounds (see billed_usage).
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
     finish_reason: str | None = None
@@ -104,6 +122,8 @@ class RawReply(BaseModel):
     # otherwise computed from the price table.
     cost_usd: float | None = None
     latency_s: float = 0.0
+    # Reported counts that were replaced before billing, each said in a sentence.
+    usage_warnings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -116,15 +136,23 @@ class _Tally:
     calls: int = 0
     live_calls: int = 0
     finish_reasons: list[str | None] = field(default_factory=list)
+    usage_warnings: list[str] = field(default_factory=list)
 
     def add(self, reply: RawReply, *, cached: bool) -> None:
         self.input_tokens += reply.input_tokens
         self.output_tokens += reply.output_tokens
         self.calls += 1
         self.finish_reasons.append(reply.finish_reason)
+        self.usage_warnings += reply.usage_warnings
         if not cached:
             self.live_calls += 1
             self.cost_usd += reply.cost_usd or 0.0
+
+    def add_unreadable(self) -> None:
+        """A call whose every attempt got an unreadable 200: sent, answered, billed nothing."""
+        self.calls += 1
+        self.live_calls += 1
+        self.finish_reasons.append(None)
 
 
 class ManagedProvider(Provider):
@@ -146,11 +174,19 @@ class ManagedProvider(Provider):
         self.settings = settings or CallSettings()
         self.cache = cache
         self.budget = budget
+        if budget is not None and cache is not None:
+            # A budget next to a cache bounds the spend of every process using that cache.
+            budget.bind(cache)
         self.prices = prices if prices is not None else PriceTable.default()
         self.gate = gate or CallGate(self.settings.concurrency, self.settings.requests_per_second)
         # Models whose server refused the native schema mechanism: ask in the prompt from then on.
         self._schema_refused: set[str] = set()
         self._unpriced_warned: set[str] = set()
+
+    async def _prepare(self) -> None:
+        """Get ready to send (import the SDK, build its client): done before a call's first
+        attempt, so that one-off work is not counted against the attempt's deadline."""
+        return None
 
     @abstractmethod
     async def _send(self, call: WireCall) -> RawReply:
@@ -169,12 +205,26 @@ class ManagedProvider(Provider):
         schema = request.output_schema
         turns = list(request.turns)
         tally = _Tally()
+        reply: RawReply | None = None
         parsed: JsonValue | None = None
         error: str | None = None
         mode: StructuredMode | None = None
+        stop: BudgetExceeded | None = None
+        unreadable: UnreadableReplyError | None = None
         rounds = 1 + (self.settings.max_reasks if schema is not None else 0)
         for _ in range(rounds):
-            reply, mode = await self._call(model, request, tuple(turns), tally)
+            try:
+                reply, mode = await self._call(model, request, tuple(turns), tally)
+            except BudgetExceeded as exc:
+                if reply is None:
+                    raise  # nothing was paid for yet: the caller just stops
+                # A re-ask may not start, but the reply before it was paid for: keep it.
+                stop = exc
+                break
+            except UnreadableReplyError as exc:
+                tally.add_unreadable()
+                unreadable = exc
+                break
             if schema is None:
                 break
             parsed, error = check_reply(reply.text, reply.structured, schema)
@@ -184,12 +234,25 @@ class ManagedProvider(Provider):
                 ChatMessage(role="assistant", content=reply.text),
                 ChatMessage(role="user", content=reask_text(error)),
             ]
-        if error is not None:
-            error = f"no valid JSON after {rounds} replies; last: {error}"
+        answered = tally.calls - (1 if unreadable is not None else 0)
+        if unreadable is not None:
+            parsed = None
+            before = f" (after {answered} invalid replies; last: {error})" if error else ""
+            error = f"{unreadable}{before}"
+            log.warning("%s", error)  # the error names the model already
+        elif error is not None:
+            error = f"no valid JSON after {answered} replies; last: {error}"
+            if stop is not None:
+                error += f"; no re-ask: {stop}"
             log.info("%s: structured output failed: %s", model, error)
+        if reply is not None:
+            text = reply.text
+        else:
+            assert unreadable is not None
+            text = f"[unreadable reply] {unreadable.reason}"
         return Completion(
             model=str(model),
-            text=reply.text,
+            text=text,
             parsed=parsed,
             error=error,
             input_tokens=tally.input_tokens,
@@ -201,6 +264,8 @@ class ManagedProvider(Provider):
             calls=tally.calls,
             structured_mode=mode if schema is not None else None,
             sample_index=request.sample_index,
+            usage_warnings=tuple(tally.usage_warnings),
+            budget_stop=BudgetStop.of(stop) if stop is not None else None,
         )
 
     async def _call(
@@ -260,6 +325,7 @@ class ManagedProvider(Provider):
                 return reply
         # Reserve the budget only once a concurrency slot is ours: reserving for every queued
         # call at once would refuse calls far below the cap.
+        await self._prepare()
         reservation: Reservation | None = None
         started = time.perf_counter()
         try:
@@ -276,15 +342,24 @@ class ManagedProvider(Provider):
             if reservation is not None and self.budget is not None:
                 self.budget.release(reservation)
             raise
+        if reply.usage_warnings:
+            log.warning("%s: %s", model, "; ".join(reply.usage_warnings))
         cost = reply.cost_usd if reply.cost_usd is not None else self._cost(model, reply)
         reply = reply.model_copy(
             update={"cost_usd": cost, "latency_s": time.perf_counter() - started}
         )
-        if reservation is not None and self.budget is not None:
-            self.budget.settle(reservation, cost)
+        # The reply is kept before the spend is settled: were settling to fail (a full disk),
+        # the paid answer is still on disk for the next run.
         if self.cache is not None:
             self.cache.put(key, str(model), reply.model_dump(mode="json"))
         tally.add(reply, cached=False)
+        if reservation is not None and self.budget is not None:
+            self.budget.settle(
+                reservation,
+                cost,
+                input_tokens=reply.input_tokens,
+                output_tokens=reply.output_tokens,
+            )
         return reply
 
     def _key_parts(
@@ -310,12 +385,23 @@ class ManagedProvider(Provider):
         if self.budget is None:
             return None
         model = str(call.model)
+        hold_s = self._longest_call_s()
         price = self.prices.price(model)
         if price is None:
             if self.budget.cap_usd is not None:
                 raise PriceUnknownError(model)
-            return self.budget.reserve(model, 0.0)
-        return self.budget.reserve(model, price.cost(_input_estimate(call), call.max_tokens))
+            return self.budget.reserve(model, 0.0, hold_s=hold_s)
+        # The most this call can be billed (see billed_usage), so the settled cost never
+        # exceeds what was held for it and the cap holds.
+        worst = price.cost(input_token_bound(call), call.max_tokens)
+        return self.budget.reserve(model, worst, hold_s=hold_s)
+
+    def _longest_call_s(self) -> float:
+        """How long one call may hold its reservation, waits between attempts included; a
+        shared ledger treats an older hold as left behind by a crashed process."""
+        s = self.settings
+        per_attempt = s.timeout_s + max(s.backoff_max_s, s.max_retry_after_s)
+        return 2 * s.max_attempts * per_attempt + 600.0
 
     def _cost(self, model: ModelId, reply: RawReply) -> float:
         price = self.prices.price(str(model))
@@ -329,10 +415,63 @@ class ManagedProvider(Provider):
         return price.cost(reply.input_tokens, reply.output_tokens)
 
 
-def _input_estimate(call: WireCall) -> int:
-    """An over-estimate of the input tokens of ``call`` (see BYTES_PER_TOKEN_ESTIMATE)."""
+def input_token_estimate(call: WireCall) -> int:
+    """About how many input tokens ``call`` sends (see BYTES_PER_TOKEN_ESTIMATE)."""
     size = len(call.system.encode("utf-8"))
     size += sum(len(m.content.encode("utf-8")) for m in call.turns)
     if call.schema is not None:
         size += len(canonical_json(call.schema.json_schema).encode("utf-8"))
     return math.ceil(size / BYTES_PER_TOKEN_ESTIMATE)
+
+
+def input_token_bound(call: WireCall) -> int:
+    """The most input tokens ``call`` is billed for, whatever the server reports."""
+    return INPUT_BOUND_FACTOR * input_token_estimate(call) + INPUT_BOUND_ALLOWANCE_TOKENS
+
+
+def reported_count(value: object) -> int | None:
+    """A token count as a server reported it, or None when it is not a count (missing,
+    negative, fractional, not a number)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    return None
+
+
+def billed_usage(
+    call: WireCall, input_tokens: int | None, output_tokens: int | None
+) -> dict[str, Any]:
+    """The token fields of a :class:`RawReply` for what the server reported (None: no count).
+
+    Output is billed at most ``max_tokens``, the limit the request set, and input at most
+    :func:`input_token_bound`; a missing count is billed at its bound. Each replacement is
+    said in ``usage_warnings``, so a server over-reporting usage is flagged, never paid.
+    """
+    warnings: list[str] = []
+    bound = input_token_bound(call)
+    if input_tokens is None:
+        warnings.append(f"no input token count in the reply: billed the bound, {bound}")
+        input_tokens = bound
+    elif input_tokens > bound:
+        warnings.append(
+            f"{input_tokens} input tokens reported for about {input_token_estimate(call)} sent: "
+            f"billed the bound, {bound}"
+        )
+        input_tokens = bound
+    if output_tokens is None:
+        warnings.append(f"no output token count in the reply: billed max_tokens, {call.max_tokens}")
+        output_tokens = call.max_tokens
+    elif output_tokens > call.max_tokens:
+        warnings.append(
+            f"{output_tokens} output tokens reported under max_tokens {call.max_tokens}: "
+            f"billed {call.max_tokens}"
+        )
+        output_tokens = call.max_tokens
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "usage_warnings": tuple(warnings),
+    }

@@ -4,6 +4,9 @@ The key is the SHA-256 of the canonical JSON of everything that determines a cal
 provider, model (with its server URL), parameters, the messages as sent, the schema and how it
 was sent, and the sample index — so re-running the same work costs nothing and a changed prompt
 misses. Rows hold only the reply (text, tokens, finish reason, cost); never a key or a header.
+
+The same file holds the spend ledgers (see :mod:`chatledger.providers._ledger`): what every
+process using this cache has spent and holds, so a budget cap bounds them all together.
 """
 
 from __future__ import annotations
@@ -14,15 +17,26 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import platformdirs
 
+from chatledger.providers._ledger import (
+    DEFAULT_LEDGER,
+    LEDGER_SCHEMA,
+    LedgerTotals,
+    SpendLedger,
+    all_ledgers,
+)
+
 CACHE_DIR_ENV = "CHATLEDGER_CACHE_DIR"
 CACHE_FILE = "completions.sqlite3"
 # Bump when the stored reply's shape or the key's contents change, so old rows simply miss.
+# (Fields added to a reply with a default, as usage_warnings was, need no bump: old rows read.)
 KEY_VERSION = 1
 
 
@@ -63,6 +77,8 @@ class CompletionCache:
             " key TEXT PRIMARY KEY, model TEXT NOT NULL, created_at REAL NOT NULL,"
             " reply TEXT NOT NULL)"
         )
+        for statement in LEDGER_SCHEMA:
+            self._conn.execute(statement)
         self.hits = 0
         self.misses = 0
 
@@ -85,6 +101,37 @@ class CompletionCache:
                 "VALUES (?, ?, ?, ?)",
                 (key, model, time.time(), canonical_json(reply)),
             )
+
+    def ledger(self, name: str = DEFAULT_LEDGER) -> SpendLedger:
+        """The spend ledger called ``name`` in this cache's database (created on first spend)."""
+        return SpendLedger(self, name)
+
+    def ledgers(self) -> list[LedgerTotals]:
+        """Every ledger in this cache with recorded spend or a call in flight, by name."""
+        return all_ledgers(self)
+
+    @contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction that takes the database's write lock at its start, so a
+        check and the write that depends on it cannot interleave with another process."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: several queries see the same state."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            finally:
+                self._conn.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:

@@ -13,6 +13,7 @@ import asyncio
 import json
 import shutil
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any
 
 from chatledger.providers._base import ManagedProvider, RawReply, WireCall
@@ -63,9 +64,13 @@ class ClaudeCliProvider(ManagedProvider):
                 process.communicate(prompt.encode("utf-8")), timeout=call.timeout_s
             )
         except TimeoutError:
-            process.kill()
-            await process.wait()
             raise RetryableError(f"claude -p timed out after {call.timeout_s:g} s") from None
+        finally:
+            if process.returncode is None:
+                # Timed out, or cancelled (the attempt's deadline, Ctrl-C): leave no orphan.
+                with suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
         return _read_result(process.returncode, stdout, stderr)
 
 

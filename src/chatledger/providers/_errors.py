@@ -26,14 +26,27 @@ class BudgetExceeded(ChatLedgerError):
     Callers catch this to stop a run cleanly, keeping everything finished so far.
     """
 
-    def __init__(self, *, cap_usd: float, committed_usd: float, worst_case_usd: float, model: str):
+    def __init__(
+        self,
+        *,
+        cap_usd: float,
+        committed_usd: float,
+        worst_case_usd: float,
+        model: str,
+        ledger: str | None = None,
+    ):
         self.cap_usd = cap_usd
         self.committed_usd = committed_usd
         self.worst_case_usd = worst_case_usd
         self.model = model
+        # The spend ledger the cap applies to (None: this process's budget only).
+        self.ledger = ledger
+        where = (
+            f" in spend ledger {ledger!r} (every run sharing the cache counts)" if ledger else ""
+        )
         super().__init__(
-            f"budget cap ${cap_usd:.4f} would be passed: ${committed_usd:.4f} spent or reserved "
-            f"+ up to ${worst_case_usd:.4f} for the next call to {model}"
+            f"budget cap ${cap_usd:.4f} would be passed: ${committed_usd:.4f} spent or reserved"
+            f"{where} + up to ${worst_case_usd:.4f} for the next call to {model}"
         )
 
 
@@ -58,6 +71,25 @@ class RetryableError(Exception):
         self.reason = reason
         self.retry_after_s = retry_after_s
         super().__init__(reason)
+
+
+class MalformedReplyError(RetryableError):
+    """The server answered 200 but the body is not a reply of its API (an HTML page from a
+    proxy, invalid UTF-8, JSON of another shape). Retried like any transient failure.
+
+    Internal; when the last attempt fails this way the call becomes
+    :class:`UnreadableReplyError`.
+    """
+
+
+class UnreadableReplyError(ProviderError):
+    """Every attempt got a 200 that could not be read as a reply. :class:`ManagedProvider`
+    turns it into a completion with ``error`` set (an invalid output), never an exception."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        # What the last attempt got, without the "gave up after n attempts" around it.
+        self.reason = reason
+        super().__init__(message)
 
 
 class SchemaRejectedError(Exception):

@@ -2,6 +2,10 @@
 
 Providers are made once per endpoint (Anthropic, OpenAI, each OpenAI-compatible server, the
 claude CLI), so all models behind one endpoint share its concurrency and rate limits.
+
+Given a cache and a budget, the hub binds the budget to the cache's spend ledger of the
+budget's name (``Budget(cap_usd, name=...)``, default ``"default"``): the cap then bounds what
+every process using that cache spends together, across invocations, until the ledger is reset.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class ProviderHub(Provider):
         self.endpoint_settings = dict(endpoint_settings or {})
         self.cache = cache
         self.budget = budget
+        if budget is not None and cache is not None:
+            budget.bind(cache)
         self.prices = prices if prices is not None else PriceTable.default()
         self.base_urls = dict(base_urls or {})
         self.claude_executable = claude_executable

@@ -12,6 +12,10 @@ model is everything after the first ':' that follows the URL (its path, or its p
 no path). The model part may therefore contain ':' itself, as Ollama tags do; a ':' inside the
 URL path is not supported (no OpenAI-compatible server uses one). Digits right after a path-less
 host are always the port: ``http://h:8000:m`` is model ``m`` on port 8000.
+
+Credentials in the URL are refused (keys come only from the environment), and no error ever
+repeats them: every message quotes the id through :func:`redact_model_id`, which replaces
+whatever stands before an ``@`` with ``***``.
 """
 
 from __future__ import annotations
@@ -73,39 +77,62 @@ class ModelId:
         return f"{self.provider}:{self.base_url}" if self.base_url else self.provider
 
 
+def redact_model_id(text: str) -> str:
+    """``text`` fit to quote in a message: with an ``@`` in it, everything from the start of
+    the URL's authority (or of the part after the provider prefix) up to the last ``@`` is
+    replaced by ``***`` — ``http://user:secret@host:8000/v1:m`` becomes
+    ``http://***@host:8000/v1:m``. The last ``@``, because a password may hold one itself."""
+    at = text.rfind("@")
+    if at < 0:
+        return text
+    scheme = text.rfind("://", 0, at)
+    if scheme >= 0:
+        start = scheme + 3
+    else:
+        colon = text.find(":", 0, at)
+        start = colon + 1 if colon >= 0 else 0
+    return f"{text[:start]}***{text[at:]}"
+
+
 def parse_model_id(text: str) -> ModelId:
-    """Read a model id; raise :class:`ModelIdError` saying what is wrong and what is expected."""
+    """Read a model id; raise :class:`ModelIdError` saying what is wrong and what is expected.
+    The message never holds credentials a URL in ``text`` carried (see redact_model_id)."""
     provider, sep, rest = text.partition(":")
+    shown = redact_model_id(text)
     if not sep or provider not in PROVIDER_KINDS:
         raise ModelIdError(
-            f"model id {text!r} must start with a provider prefix "
+            f"model id {shown!r} must start with a provider prefix "
             f"({', '.join(p + ':' for p in PROVIDER_KINDS)}), e.g. {_EXAMPLES}"
         )
     if provider == OPENAI_COMPATIBLE:
-        return _parse_compatible(text, rest)
+        return _parse_compatible(shown, rest)
     if not rest or rest != rest.strip() or any(ch.isspace() for ch in rest):
-        raise ModelIdError(f"model id {text!r} has an empty or blank model name after {provider}:")
+        raise ModelIdError(f"model id {shown!r} has an empty or blank model name after {provider}:")
     return ModelId(provider=provider, model=rest)
 
 
-def _parse_compatible(text: str, rest: str) -> ModelId:
-    authority = rest.partition("://")[2].partition("/")[0]
-    if "@" in authority:
-        raise ModelIdError(
-            f"model id {text!r}: no credentials in the URL; put the key in "
-            "OPENAI_COMPATIBLE_API_KEY"
-        )
+def _parse_compatible(shown: str, rest: str) -> ModelId:
+    """``shown`` is the whole id as messages may quote it (redacted)."""
+    if "@" in rest:
+        # Credentials (user:password@host), wherever the URL's parts would put them; an
+        # '@' has no other place in an OpenAI-compatible id's URL.
+        authority = rest.partition("://")[2].partition("/")[0]
+        if "@" in authority or "@" in rest.partition("://")[2].rpartition(":")[0]:
+            raise ModelIdError(
+                f"model id {shown!r}: no credentials in the URL; put the key in "
+                "OPENAI_COMPATIBLE_API_KEY"
+            )
     match = _COMPATIBLE_ID.fullmatch(rest)
     if match is None:
         raise ModelIdError(
-            f"model id {text!r}: an OpenAI-compatible id is "
+            f"model id {shown!r}: an OpenAI-compatible id is "
             "openai-compatible:<http(s)://host[:port][/path]>:<model>, "
             "e.g. openai-compatible:http://127.0.0.1:8000/v1:qwen3 "
             "(no credentials in the URL, no ':' in its path)"
         )
     port = match.group("port")
     if port is not None and not 0 < int(port) < 65536:
-        raise ModelIdError(f"model id {text!r}: port {port} is out of range")
+        raise ModelIdError(f"model id {shown!r}: port {port} is out of range")
     return ModelId(
         provider=OPENAI_COMPATIBLE, model=match.group("model"), base_url=match.group("base_url")
     )

@@ -3,16 +3,28 @@ official ``openai`` SDK (an optional extra), on the Chat Completions API.
 
 Structured output is ``response_format`` ``json_schema`` (strict when the schema says so); a
 server that refuses it gets the schema in the prompt instead (see ManagedProvider).
+
+The reply is read from its JSON here, not through the SDK's response model: the SDK hands back
+a bare string for a non-JSON body (a proxy's HTML page) and half-built objects for JSON of
+another shape. Anything that is not a chat completion is a :class:`MalformedReplyError`.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from chatledger.providers._base import ManagedProvider, RawReply, WireCall
+from chatledger.providers._base import (
+    ManagedProvider,
+    RawReply,
+    WireCall,
+    billed_usage,
+    reported_count,
+)
 from chatledger.providers._clients import LoopBoundClient
 from chatledger.providers._errors import ProviderError, RetryableError
-from chatledger.providers._http_status import error_for_status
+from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import OPENAI, OPENAI_COMPATIBLE, ModelId
 from chatledger.providers._secrets import read_api_key
 
@@ -60,10 +72,12 @@ class OpenAIProvider(ManagedProvider):
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    async def _prepare(self) -> None:
+        await self._client.get()  # raises a clear error when the SDK or the key is missing
+
     async def _send(self, call: WireCall) -> RawReply:
         client = await self._client.get()  # raises a clear error when the SDK is missing
         import openai
-        from openai.types.chat import ChatCompletion
 
         messages: list[dict[str, str]] = []
         if call.system:
@@ -88,14 +102,16 @@ class OpenAIProvider(ManagedProvider):
             kwargs["response_format"] = {"type": "json_schema", "json_schema": json_schema}
         timeout = kwargs.pop("timeout")
         body = {**kwargs, **dict(call.options)} if call.options else kwargs
+        secrets = [client.api_key]
         try:
             # The plain POST of what chat.completions.create sends: the body is already the
             # wire format, so the SDK's per-call parameter transform (about 1 ms of CPU,
-            # most of a call's cost at high concurrency) is skipped.
-            completion = await client.post(
+            # most of a call's cost at high concurrency) is skipped. ``cast_to=object`` gets
+            # the decoded JSON as it is (or the text of a non-JSON body), read below.
+            data: object = await client.post(
                 "/chat/completions",
                 body=body,
-                cast_to=ChatCompletion,
+                cast_to=object,
                 options={"timeout": timeout, "security": {"bearer_auth": True}},
             )
         except openai.APIStatusError as exc:
@@ -103,7 +119,7 @@ class OpenAIProvider(ManagedProvider):
                 exc.status_code,
                 exc.response.headers,
                 str(exc.message),
-                secrets=[client.api_key],
+                secrets=secrets,
                 key_variable=self.key_variable,
                 schema_sent=call.schema is not None,
             ) from None
@@ -111,17 +127,59 @@ class OpenAIProvider(ManagedProvider):
             raise RetryableError(f"timed out after {call.timeout_s:g} s") from None
         except openai.APIConnectionError:
             raise RetryableError("connection failed") from None
+        # A body labelled JSON that is not JSON, or not text at all (the SDK decodes it).
+        except json.JSONDecodeError as exc:
+            raise malformed_reply("the reply is not JSON", exc.doc, secrets=secrets) from None
+        except UnicodeDecodeError as exc:
+            raise malformed_reply(
+                "the reply is not UTF-8 text", bytes(exc.object), secrets=secrets
+            ) from None
+        return read_chat_completion(call, data, secrets=secrets)
 
-        if not completion.choices:
-            raise ProviderError(f"{call.model}: the server returned no choices")
-        choice = completion.choices[0]
-        usage = completion.usage
-        return RawReply(
-            text=choice.message.content or "",
-            input_tokens=usage.prompt_tokens if usage is not None else 0,
-            output_tokens=usage.completion_tokens if usage is not None else 0,
-            finish_reason=choice.finish_reason,
-        )
+
+def read_chat_completion(
+    call: WireCall, data: object, *, secrets: Iterable[str | None]
+) -> RawReply:
+    """The reply in a decoded chat.completion body, or :class:`MalformedReplyError`."""
+    if isinstance(data, str):  # the SDK's answer for a body whose content-type is not JSON
+        raise malformed_reply("the reply is not JSON", data, secrets=secrets)
+    if not isinstance(data, dict):
+        raise malformed_reply("the reply is not a JSON object", data, secrets=secrets)
+    choices = data.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(choice, dict) or not isinstance(message, dict):
+        raise malformed_reply("the reply has no choices[0].message", data, secrets=secrets)
+    text = _content_text(message.get("content"))
+    if text is None:
+        raise malformed_reply("the reply's message content is not text", data, secrets=secrets)
+    finish_reason = choice.get("finish_reason")
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return RawReply(
+        text=text,
+        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        **billed_usage(
+            call,
+            reported_count(usage.get("prompt_tokens")),
+            reported_count(usage.get("completion_tokens")),
+        ),
+    )
+
+
+def _content_text(content: object) -> str | None:
+    """A message's text: a string, nothing (a refusal, an empty reply), or a list of text
+    parts as some compatible servers send; None for anything else."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(part, dict) and isinstance(part.get("text"), str) for part in content
+    ):
+        return "".join(part["text"] for part in content)
+    return None
 
 
 async def _close(client: AsyncOpenAI) -> None:

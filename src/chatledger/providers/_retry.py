@@ -3,10 +3,16 @@
 Transient failures (:class:`RetryableError`) are tried again up to ``max_attempts`` times. When
 the server said how long to wait (``retry-after`` on a 429/503), that wait is used — and the whole
 endpoint pauses for it, not just this call; otherwise the wait grows exponentially with jitter.
+
+Each attempt has a deadline of ``timeout_s`` for the whole exchange. The SDKs' own timeout
+bounds each network read, not the reply: a server that sends a byte now and then would keep an
+attempt alive for ever. With the deadline, a call ends within ``max_attempts`` × ``timeout_s``
+plus the waits between attempts, whatever the server does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -21,7 +27,12 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from chatledger.providers._errors import ProviderError, RetryableError
+from chatledger.providers._errors import (
+    MalformedReplyError,
+    ProviderError,
+    RetryableError,
+    UnreadableReplyError,
+)
 from chatledger.providers._limits import CallGate
 from chatledger.providers._settings import CallSettings
 
@@ -106,9 +117,25 @@ async def call_with_retries(
         async for attempt in retrying:
             with attempt:
                 await gate.before_request()
-                return await send()
+                return await _within_deadline(send, settings.timeout_s)
     except RetryableError as exc:
-        raise ProviderError(
+        message = (
             f"{label}: gave up after {settings.max_attempts} attempts; last error: {exc.reason}"
-        ) from None
+        )
+        if isinstance(exc, MalformedReplyError):
+            raise UnreadableReplyError(message, reason=exc.reason) from None
+        raise ProviderError(message) from None
     raise AssertionError("tenacity ended without a result or an error")  # pragma: no cover
+
+
+async def _within_deadline(send: Callable[[], Awaitable[T]], timeout_s: float) -> T:
+    """``send()``, abandoned (and retryable) once ``timeout_s`` have passed."""
+    deadline = asyncio.timeout(timeout_s)
+    try:
+        async with deadline:
+            return await send()
+    except TimeoutError:
+        if not deadline.expired():
+            raise  # a timeout of send's own making, not this deadline
+        # The same words as the SDKs' own timeout: to the user it is one thing.
+        raise RetryableError(f"timed out after {timeout_s:g} s") from None

@@ -14,6 +14,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from chatledger.core import Usage
+from chatledger.providers._errors import BudgetExceeded
 from chatledger.providers._model_id import parse_model_id
 
 Role = Literal["system", "user", "assistant"]
@@ -60,7 +61,9 @@ class OutputSchema(BaseModel):
 class CompletionRequest(BaseModel):
     """One question to one model. Every field here is part of the cache key."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # A refused model id may hold credentials (``http://user:secret@host``): pydantic would
+    # quote the input in its error, so inputs are left out (the message says what is wrong).
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     model: str
     messages: tuple[ChatMessage, ...]
@@ -123,9 +126,46 @@ class CompletionRequest(BaseModel):
         return tuple(m for m in self.messages if m.role != "system")
 
 
+class BudgetStop(BaseModel):
+    """A :class:`BudgetExceeded` kept on a completion: the budget refused a re-ask, so the
+    completion carries the last paid reply and the caller should start no new calls."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cap_usd: float
+    committed_usd: float
+    worst_case_usd: float
+    model: str
+    ledger: str | None = None
+
+    @classmethod
+    def of(cls, error: BudgetExceeded) -> BudgetStop:
+        return cls(
+            cap_usd=error.cap_usd,
+            committed_usd=error.committed_usd,
+            worst_case_usd=error.worst_case_usd,
+            model=error.model,
+            ledger=error.ledger,
+        )
+
+    def exception(self) -> BudgetExceeded:
+        """The error the refused call raised, for callers that stop a run on it."""
+        return BudgetExceeded(
+            cap_usd=self.cap_usd,
+            committed_usd=self.committed_usd,
+            worst_case_usd=self.worst_case_usd,
+            model=self.model,
+            ledger=self.ledger,
+        )
+
+
 class Completion(BaseModel):
     """A model's answer with its cost. ``parsed`` is set only when a schema was asked for and the
-    reply validated; otherwise ``error`` says why (the caller counts it, nothing is raised)."""
+    reply validated; otherwise ``error`` says why (the caller counts it, nothing is raised).
+
+    ``error`` is also set, with ``parsed=None``, when every attempt got a 200 that could not be
+    read as a reply (an HTML page, invalid UTF-8): the output is invalid, not missing.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -144,10 +184,21 @@ class Completion(BaseModel):
     calls: int = Field(default=1, ge=1)
     structured_mode: StructuredMode | None = None
     sample_index: int = Field(default=0, ge=0)
+    # Token counts the server reported that were not billed as reported (more output tokens
+    # than max_tokens allowed, an impossible input count, no count at all); empty when none.
+    usage_warnings: tuple[str, ...] = ()
+    # Set when the budget refused a re-ask: this completion holds the last paid (invalid)
+    # reply, and no new call should start (``budget_stop.exception()`` is the refusal).
+    budget_stop: BudgetStop | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def usage_clamped(self) -> bool:
+        """True when a reported token count was replaced before billing (see usage_warnings)."""
+        return bool(self.usage_warnings)
 
     def usage(self) -> Usage:
         """The accounting block of an extraction line (DESIGN §2)."""
