@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from chatledger.core import Chunk, ExtractionV3, InputError, first_validation_error
+from chatledger.core import Chunk, ExtractionV3, InputError, atomic_writer, first_validation_error
 from chatledger.extractors._affect import find_arc, find_phases, find_tone
 from chatledger.extractors._commitments import Commitments, find_action_items, find_decisions
 from chatledger.extractors._mentions import find_entities, find_links, find_topics
@@ -98,9 +98,7 @@ class RuleBasedExtractor:
         ``usage`` has zero tokens and cost; ``latency_s`` is the measured extraction time.
         """
         chunks = _read_chunks(Path(chunks_path))
-        out = Path(out_path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as handle:
+        with atomic_writer(out_path) as handle:
             for chunk in chunks:
                 started = time.perf_counter()
                 extraction = self.extract(chunk)

@@ -25,7 +25,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from chatledger.core import InputError, Problem
+from chatledger.core import InputError, Problem, atomic_writer
 from chatledger.corpus import JsonLine, JsonTextError, loads_strict, read_json_lines
 from chatledger.structbench._document import Document, Example, Prediction
 from chatledger.structbench._paths import Json
@@ -246,7 +246,6 @@ def write_predictions(predictions: Iterable[Prediction], path: str | Path) -> No
 
 
 def _write_lines(lines: Iterable[dict[str, Json]], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
+    with atomic_writer(path) as handle:
         for line in lines:
             handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")

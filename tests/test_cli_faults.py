@@ -1,0 +1,224 @@
+"""Faults a user does not cause: Ctrl-C, a read-only folder, a full disk. Each ends with one line
+and an honest exit code (130 interrupted, 1 environment), and leaves every file whole: an
+interrupted extraction resumes without repeating a finished call, and a failed write never
+replaces a good file with half of one."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fakes.llm_server import OPENAI_PATH, FakeLLMServer, Reply
+from fakes.scripted_models import openai_extractor, write_chunks
+from test_cli_errors import RUN_YAML, _copy_examples, assert_one_error_line, chatledger
+
+IS_ROOT = os.geteuid() == 0
+
+
+def start(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    environment.update(env or {})
+    return subprocess.Popen(
+        [sys.executable, "-m", "chatledger", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+
+
+def wait_for_lines(path: Path, n: int, process: subprocess.Popen[str], limit_s: float = 60) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text(encoding="utf-8").count("\n") >= n:
+            return
+        if process.poll() is not None:
+            raise AssertionError(f"ended early: {process.communicate()}")
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never had {n} line(s)")
+
+
+@pytest.fixture
+def slow_server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as fake:
+        fake.always(OPENAI_PATH, Reply(body=openai_extractor(), delay_s=0.4))
+        yield fake
+
+
+def test_ctrl_c_during_extract_exits_130_and_a_rerun_repeats_no_finished_call(
+    slow_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    write_chunks(tmp_path / "chunks.jsonl", 8)
+    model = f"openai-compatible:{slow_server.url}/v1:fake"
+    args = ("extract", "--model", model, "--chunks", "chunks.jsonl", "--out", "out.jsonl",
+            "--cache-dir", "cache", "--concurrency", "1")  # fmt: skip
+    process = start(*args, cwd=tmp_path)
+    wait_for_lines(tmp_path / "out.jsonl", 2, process)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    result_lines = [line for line in err.splitlines() if line.strip()]
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert result_lines[0].startswith("error: interrupted:") and "out.jsonl" in result_lines[0]
+    assert result_lines[-1].startswith("hint: ") and "resume" in result_lines[-1]
+    written = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    finished = {json.loads(line)["chunk_id"] for line in written}  # every line is whole JSON
+    assert 2 <= len(finished) < 8
+    calls_before = slow_server.calls()
+
+    rerun = chatledger(*args, "--format", "json", cwd=tmp_path)
+    assert rerun.code == 0, rerun.err
+    summary = json.loads(rerun.out)
+    assert summary["already_done"] == len(finished)
+    lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sorted(json.loads(line)["chunk_id"] for line in lines) == [
+        f"ex-1-d{i}" for i in range(8)
+    ]
+    # The rerun asked only for what was not written; a call that finished after Ctrl-C but
+    # before its line was written is answered by the cache, not the server.
+    new_calls = slow_server.calls() - calls_before
+    assert new_calls <= 8 - len(finished)
+    assert summary["live_calls"] == new_calls
+
+
+def test_ctrl_c_during_run_exits_130_and_the_rerun_finishes(
+    slow_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    write_chunks(tmp_path / "chunks.jsonl", 6)
+    (tmp_path / "reference.jsonl").write_text(
+        "".join(
+            json.dumps({"chunk_id": f"ex-1-d{i}", "model": "gold", "extraction": {}}) + "\n"
+            for i in range(6)
+        ),
+        encoding="utf-8",
+    )
+    model = f"openai-compatible:{slow_server.url}/v1:fake"
+    config = (
+        "chunks: chunks.jsonl\nreference: {file: reference.jsonl, name: gold}\n"
+        f"challengers:\n  - {{model: '{model}', name: cheap}}\n"
+        "layers: [extraction]\ncache_dir: cache\nconcurrency: 1\n"
+        "stats: {bootstrap_resamples: 100}\n"
+    )
+    (tmp_path / "run.yaml").write_text(config, encoding="utf-8")
+    process = start("run", "run.yaml", "--out", "run", cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while slow_server.calls() < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[0].startswith("error: interrupted while") and lines[-1].startswith("hint: ")
+    assert not (tmp_path / "run" / "run.json").exists()
+
+    finished = chatledger("run", "run.yaml", "--out", "run", "--format", "json", cwd=tmp_path)
+    assert finished.code == 0, finished.err
+    assert json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["models"]
+
+
+def test_sigterm_is_an_interruption_too(slow_server: FakeLLMServer, tmp_path: Path) -> None:
+    write_chunks(tmp_path / "chunks.jsonl", 6)
+    model = f"openai-compatible:{slow_server.url}/v1:fake"
+    process = start(
+        "extract", "--model", model, "--chunks", "chunks.jsonl", "--out", "out.jsonl",
+        "--cache-dir", "cache", "--concurrency", "1", cwd=tmp_path,
+    )  # fmt: skip
+    wait_for_lines(tmp_path / "out.jsonl", 1, process)
+    process.terminate()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err.startswith("error: interrupted:"), err
+
+
+# --- a read-only folder and a full disk (real mounts when running as root) ----------------------
+
+
+@contextlib.contextmanager
+def tmpfs(where: Path, size: str) -> Iterator[Path]:
+    where.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _remount_read_only(where: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
+
+
+needs_root = pytest.mark.skipif(
+    not IS_ROOT, reason="mounting a small or read-only tmpfs needs root (CI runs as root)"
+)
+
+
+@needs_root
+def test_a_read_only_out_folder_is_one_line_exit_1(tmp_path: Path) -> None:
+    _copy_examples(tmp_path)
+    (tmp_path / "run.yaml").write_text(RUN_YAML, encoding="utf-8")
+    with tmpfs(tmp_path / "ro", "1m") as ro:
+        _remount_read_only(ro)
+        result = chatledger("run", "run.yaml", "--out", "ro/run", cwd=tmp_path)
+        assert_one_error_line(result, 1, "ro/run", "Read-only file system")
+        generated = chatledger("structbench", "generate", "--n", "3", "--out", "ro/e.jsonl",
+                               cwd=tmp_path)  # fmt: skip
+        assert_one_error_line(generated, 1, "Read-only file system")
+
+
+@needs_root
+def test_a_read_only_cache_folder_is_one_line_exit_1(tmp_path: Path) -> None:
+    _copy_examples(tmp_path)
+    with tmpfs(tmp_path / "ro", "1m") as ro:
+        _remount_read_only(ro)
+        result = chatledger(
+            "extract", "--model", "openai-compatible:http://127.0.0.1:9/v1:m", "--chunks",
+            "chunks.jsonl", "--out", "out.jsonl", "--cache-dir", "ro/cache", cwd=tmp_path,
+        )  # fmt: skip
+        assert_one_error_line(result, 1, "ro/cache")
+
+
+@needs_root
+def test_a_full_disk_leaves_no_half_file(tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "tiny", "64k"):
+        result = chatledger(
+            "structbench", "generate", "--n", "200", "--out", "tiny/e.jsonl", cwd=tmp_path
+        )
+        assert_one_error_line(result, 1, "No space left on device")
+        assert list((tmp_path / "tiny").iterdir()) == []
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@needs_root
+def test_a_full_disk_during_run_keeps_the_previous_report(tmp_path: Path) -> None:
+    _copy_examples(tmp_path)
+    (tmp_path / "run.yaml").write_text(RUN_YAML, encoding="utf-8")
+    with tmpfs(tmp_path / "disk", "40m") as disk:
+        first = chatledger("run", "run.yaml", "--out", "disk/run", cwd=tmp_path)
+        assert first.code == 0, first.err
+        report = disk / "run" / "report.html"
+        before = {p.name: _sha(p) for p in (disk / "run").iterdir()}
+        # Fill the disk: the second run's files no longer fit.
+        with (disk / "filler").open("wb") as filler, contextlib.suppress(OSError):
+            while True:
+                filler.write(b"\0" * 1_048_576)
+                filler.flush()
+        again = chatledger("run", "run.yaml", "--out", "disk/run", cwd=tmp_path)
+        assert_one_error_line(again, 1, "No space left on device")
+        after = {p.name: _sha(p) for p in (disk / "run").iterdir()}
+        assert after == before  # every file is the old, whole one; no .part file is left
+        assert report.read_text(encoding="utf-8").rstrip().endswith("</html>")
