@@ -209,7 +209,12 @@ def test_weight_override_from_yaml(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("weights:\n  claims: 0.5\n", "sum to 1.350000, expected 1"),
+        (
+            "weights:\n  claims: 0.5\n",
+            "field weights sum to 1.350 after merging with the defaults (topics 0.042, ",
+        ),
+        ("weights:\n  claims: -0.1\n", "weights.claims]: weight of 'claims' must be a finite"),
+        ("weights:\n  claims: yes\n", "weight of 'claims' must be a number, got True"),
         ("weights:\n  colour: 0.0\n", "unknown field(s) for schema v3: colour"),
         ("wieghts:\n  claims: 0.15\n", "unknown key(s): wieghts"),
         ("weights: [1, 2]\n", "weights must be a mapping"),
@@ -226,6 +231,24 @@ def test_bad_weight_files_are_input_errors(tmp_path: Path, text: str, message: s
         load_scoring_config(path)
     assert info.value.path == str(path)
     assert message in str(info.value)
+
+
+def test_replace_weights_starts_from_zeros(tmp_path: Path) -> None:
+    path = _yaml(tmp_path, "replace_weights: true\nweights: {claims: 0.5, summary: 0.5}\n")
+    config = load_scoring_config(path)
+    assert config.weights == {f: (0.5 if f in ("claims", "summary") else 0.0) for f in FIELDS_V3}
+    reference, challenger = _flipped_claims()
+    report = score_records(
+        {"ex-1": ok_record("ex-1", reference)},
+        {"ex-1": ok_record("ex-1", challenger)},
+        [example_chunk()],
+        config,
+    )
+    # claims 0.75 (polarities flipped), summary 1 → 0.5·0.75 + 0.5·1 = 0.875
+    assert report.extraction_composite == pytest.approx(0.875)
+    path = _yaml(tmp_path, "replace_weights: true\nweights: {claims: 0.5}\n")
+    with pytest.raises(InputError, match=r"sum to 0\.500 after merging with zeros"):
+        load_scoring_config(path)
 
 
 def test_json_weights_file_is_strict_json(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from chatledger.downstream import (
     cohen_kappa,
     get_consumer,
     render_pipeline_markdown,
+    resolve_weights,
     run_downstream,
 )
 
@@ -529,19 +530,43 @@ def test_two_empty_outputs_agree() -> None:
 
 def test_report_dict_and_weights() -> None:
     chunks, ref = synthetic_corpus()
-    report = run_downstream(chunks, ref, {}, weights={"arcs": 3, "drift": 0})
+    report = run_downstream(chunks, ref, {}, weights={"arcs": 0.4, "drift": 0})
     data = report.to_dict()
     assert set(data) == {"consumers", "downstream_composite"}
     assert list(data["consumers"]) == list(CONSUMER_NAMES)
     assert data["consumers"]["arcs"]["agreement"] == 0.5
-    # weights: drift 0, loops 1, escalation 1, arcs 3, daily 1 → (3·0.5) / 6 = 0.25
-    assert data["downstream_composite"] == pytest.approx(0.25)
-    assert data["consumers"]["arcs"]["weight"] == pytest.approx(0.5)
+    # weights merged into the defaults: drift 0, loops 0.2, escalation 0.2, arcs 0.4,
+    # daily 0.2 (sum 1); only arcs agrees (0.5) → 0.4·0.5 = 0.2
+    assert data["downstream_composite"] == pytest.approx(0.2)
+    assert data["consumers"]["arcs"]["weight"] == pytest.approx(0.4)
     json.dumps(data)  # JSON-ready
     with pytest.raises(InputError, match="unknown downstream consumer"):
         run_downstream(chunks, ref, ref, weights={"mood": 1})
-    with pytest.raises(InputError, match="sum to 0"):
+    with pytest.raises(InputError, match=r"sum to 0\.000 after merging"):
         run_downstream(chunks, ref, ref, weights=dict.fromkeys(CONSUMER_NAMES, 0))
+
+
+def test_consumer_weights_follow_the_one_weight_rule() -> None:
+    # Defaults are equal (0.2 each): the composite is the plain mean, as with weights of 1.
+    assert resolve_weights() == dict.fromkeys(CONSUMER_NAMES, 0.2)
+    assert resolve_weights({"drift": 0.3, "daily_report": "0.1"}) == {
+        "drift": 0.3,
+        "loops": 0.2,
+        "escalation": 0.2,
+        "arcs": 0.2,
+        "daily_report": 0.1,
+    }
+    with pytest.raises(InputError) as info:
+        resolve_weights({"drift": 0.5, "loops": 0.5})  # unnamed consumers keep 0.2
+    assert str(info.value) == (
+        "consumer weights sum to 1.600 after merging with the defaults (drift 0.5, loops 0.5, "
+        "escalation 0.2, arcs 0.2, daily_report 0.2): make them sum to 1 "
+        "(set a weight to 0 to leave it out)"
+    )
+    for bad in (float("nan"), float("inf"), -0.1, "lots", True, None):
+        with pytest.raises(InputError, match="weight of 'drift' must be a") as info:
+            resolve_weights({"drift": bad})
+        assert info.value.field == "drift"
 
 
 # --- properties ----------------------------------------------------------------------------
@@ -692,11 +717,14 @@ def test_cli_downstream_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_downstream_weights_and_table(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(example_args("--weights", "arcs=0", "--format", "json")) == 0
-    # (1 + 1 + 1 + 0.5) / 4 = 0.875
-    assert json.loads(capsys.readouterr().out)["downstream_composite"] == pytest.approx(0.875)
+    assert main(example_args("--weights", "arcs=0,drift=0.4", "--format", "json")) == 0
+    # drift 0.4, loops 0.2, escalation 0.2, arcs 0, daily 0.2 on agreements 1, 1, 1, 0, 0.5:
+    # 0.4 + 0.2 + 0.2 + 0 + 0.1 = 0.9
+    assert json.loads(capsys.readouterr().out)["downstream_composite"] == pytest.approx(0.9)
     weights = tmp_path / "w.yaml"
-    weights.write_text("downstream:\n  daily_report: 0\n  arcs: 0\n", encoding="utf-8")
+    weights.write_text(
+        "downstream:\n  daily_report: 0\n  arcs: 0\n  drift: 0.6\n", encoding="utf-8"
+    )
     assert main(example_args("--weights", str(weights), "--format", "json")) == 0
     assert json.loads(capsys.readouterr().out)["downstream_composite"] == 1.0
     assert main(example_args()) == 0
@@ -709,6 +737,20 @@ def test_cli_downstream_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert main(example_args("--weights", "mood=1")) == 2
     err = capsys.readouterr().err
     assert "unknown downstream consumer 'mood'" in err
+    # The README's old example: unnamed consumers keep 0.2, so 2 + 1 + 0.6 = 3.6.
+    assert main(example_args("--weights", "drift=2,loops=1")) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: consumer weights sum to 3.600 after merging with the defaults")
+    assert main(example_args("--weights", "drift=nan")) == 2
+    assert "weight of 'drift' must be a finite number ≥ 0, got 'nan'" in capsys.readouterr().err
+    weights = tmp_path / "w.yaml"
+    weights.write_text("downstream:\n  drift: -1\n", encoding="utf-8")
+    assert main(example_args("--weights", str(weights))) == 2
+    assert f"{weights} [downstream.drift]: weight of 'drift'" in capsys.readouterr().err
+    weights.write_text("a: &x 0.2\ndrift: *x\n", encoding="utf-8")
+    assert main(example_args("--weights", str(weights))) == 2
+    err = capsys.readouterr().err
+    assert f"{weights}:1:4: YAML aliases (&anchor/*alias) are not allowed" in err
     assert main(example_args("--weights", str(tmp_path / "nope.yaml"))) == 2
     assert "weights file not found" in capsys.readouterr().err
     args = example_args()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 
 from chatledger.cli._app import main
 from chatledger.core import InputError
@@ -147,7 +148,10 @@ def test_same_config_gives_byte_identical_parquet(corpus: Path, tmp_path: Path) 
     ("overrides", "message"),
     [
         ({"colour": "red"}, "colour"),
-        ({"weights": {"layers": {"extraction": 0.5, "downstream": 0.15}}}, "sum to 0.65"),
+        (
+            {"weights": {"layers": {"extraction": 0.5, "downstream": 0.15}}},
+            "layer weights sum to 0.900 after merging with the defaults",
+        ),
         ({"weights": {"layers": {"extraction": 0.85, "vibes": 0.15}}}, "unknown layer"),
         ({"chunks": "../outside.jsonl"}, "leaves the config's folder"),
         ({"reference": "nope.jsonl"}, "file not found"),
@@ -160,10 +164,19 @@ def test_config_errors_are_clear(corpus: Path, overrides: dict, message: str) ->
     assert "run.yaml" in str(info.value)
 
 
-def test_field_weights_must_sum_to_one(corpus: Path, tmp_path: Path) -> None:
-    config = load_run_config(_config(corpus, weights={"fields": {"claims": 0.5}}))
-    with pytest.raises(InputError, match="sum to"):
-        execute_run(config, tmp_path / "out")
+def test_field_weights_must_sum_to_one_at_load_time(corpus: Path) -> None:
+    path = _config(corpus, weights={"fields": {"claims": 0.5}})
+    with pytest.raises(InputError) as info:
+        load_run_config(path)
+    # claims 0.15 → 0.5: the 17 defaults sum to 1, so 1 + 0.35 = 1.35.
+    assert str(info.value).startswith(
+        f"{path} [weights.fields]: field weights sum to 1.350 after merging with the defaults "
+        "(topics 0.042, entities 0.048, decisions 0.06, action_items 0.09, open_questions 0.09, "
+        "claims 0.5, links 0.024, "
+    )
+    assert str(info.value).endswith(
+        "negotiation_patterns 0.04): make them sum to 1 (set a weight to 0 to leave it out)"
+    )
 
 
 def test_absolute_path_outside_is_allowed(corpus: Path, tmp_path: Path) -> None:
@@ -306,3 +319,96 @@ def test_statistics_land_in_the_score_table(corpus: Path, tmp_path: Path) -> Non
         f"SELECT count(*) FROM '{table}' WHERE component IN ('ci_low', 'ci_high')"
     ).fetchone()
     assert bounds is not None and bounds[0] > 0
+
+
+# --------------------------------------------------------------------------------------------
+# One weight rule for fields, consumers and layers (issue 11, row 12)
+
+
+def test_layer_and_consumer_weights_merge_into_the_defaults(corpus: Path, tmp_path: Path) -> None:
+    weights = {
+        "layers": {"extraction": 0.5, "judge": 0.35},  # + downstream 0.15 = 1
+        "consumers": {"drift": 0.3, "daily_report": 0.1},  # + 3 × 0.2 = 1
+    }
+    loaded = load_run_config(_config(corpus, weights=weights))
+    assert loaded.config.weights.layers == {"extraction": 0.5, "judge": 0.35, "downstream": 0.15}
+    assert loaded.config.weights.consumers == {
+        "drift": 0.3,
+        "loops": 0.2,
+        "escalation": 0.2,
+        "arcs": 0.2,
+        "daily_report": 0.1,
+    }
+    result = execute_run(loaded, tmp_path / "out")
+    # judge is not run: dropped, and the rest rescaled, 0.5/0.65 and 0.15/0.65; the run says so.
+    assert result.layer_weights_used == pytest.approx(
+        {"extraction": 0.5 / 0.65, "downstream": 0.15 / 0.65}
+    )
+    assert result.renormalisation_note is not None and "judge" in result.renormalisation_note
+    for model in result.models:
+        a = model.consumers
+        expected = (
+            0.3 * a["drift"]
+            + 0.2 * (a["loops"] + a["escalation"] + a["arcs"])
+            + 0.1 * a["daily_report"]
+        )
+        assert model.layers["downstream"] == pytest.approx(expected)
+        assert model.overall == pytest.approx(
+            (0.5 * model.layers["extraction"] + 0.15 * model.layers["downstream"]) / 0.65
+        )
+    by_name = {m.name: m for m in result.models}
+    assert by_name["self"].layers["downstream"] == 1.0
+
+
+def test_default_consumer_weights_are_the_plain_mean(corpus: Path, tmp_path: Path) -> None:
+    result = execute_run(load_run_config(_config(corpus)), tmp_path / "out")
+    for model in result.models:
+        agreements = list(model.consumers.values())
+        assert len(agreements) == 5
+        assert model.layers["downstream"] == pytest.approx(sum(agreements) / 5)
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (
+            {"consumers": {"drift": 1, "loops": 1}},  # the README's old example
+            "consumer weights sum to 2.600 after merging with the defaults (drift 1, loops 1, "
+            "escalation 0.2, arcs 0.2, daily_report 0.2): make them sum to 1 "
+            "(set a weight to 0 to leave it out)",
+        ),
+        (
+            {"consumers": {"drift": 0.5, "loops": 0.5}},  # once accepted, unnamed left at 1
+            "consumer weights sum to 1.600 after merging with the defaults (drift 0.5, "
+            "loops 0.5, escalation 0.2, arcs 0.2, daily_report 0.2)",
+        ),
+        (
+            {"layers": {"extraction": 0.8, "downstream": 0.2}},  # judge keeps its 0.25
+            "layer weights sum to 1.250 after merging with the defaults (extraction 0.8, "
+            "judge 0.25, downstream 0.2)",
+        ),
+        ({"consumers": {"drift": -0.2}}, "weight of 'drift' must be a finite number ≥ 0"),
+        ({"consumers": {"mood": 0.2}}, "unknown downstream consumer 'mood'"),
+    ],
+)
+def test_weight_groups_that_break_the_rule(corpus: Path, weights: dict, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        load_run_config(_config(corpus, weights=weights))
+    assert message in str(info.value)
+    assert str(info.value).startswith(f"{corpus / 'run.yaml'} [weights.")
+
+
+def test_the_readme_weight_examples_are_valid() -> None:
+    from chatledger.cli._downstream_cmd import load_downstream_weights
+    from chatledger.runs._config import Weights
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### `chatledger run CONFIG.yaml --out DIR`", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    weights = yaml.safe_load(block)["weights"]
+    merged = Weights.model_validate(weights)
+    assert sum(merged.layers.values()) == pytest.approx(1.0)
+    assert merged.consumers is not None and sum(merged.consumers.values()) == pytest.approx(1.0)
+    inline = readme.split("chatledger downstream --reference", 1)[1].split("\n", 1)[0]
+    spec = inline.split("[--weights ", 1)[1].split("]", 1)[0]
+    assert sum(load_downstream_weights(spec).values()) == pytest.approx(1.0)

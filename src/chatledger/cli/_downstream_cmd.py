@@ -33,7 +33,8 @@ def _parse_inline(spec: str) -> dict[str, Any]:
 
 def load_downstream_weights(spec: str) -> dict[str, float]:
     """Consumer weights from a YAML/JSON file (a mapping, optionally under ``downstream``) or
-    inline ``drift=2,loops=1``. Names left out keep weight 1."""
+    inline ``drift=0.3,daily_report=0.1``, merged into the defaults (0.2 each) by the one weight
+    rule: the merged weights must sum to 1."""
     from chatledger.core import InputError
     from chatledger.corpus import read_config_file
     from chatledger.downstream import resolve_weights
@@ -45,22 +46,22 @@ def load_downstream_weights(spec: str) -> dict[str, float]:
         raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
     if is_file:
         data = read_config_file(path)
+        prefix = ""
         if isinstance(data, dict) and isinstance(data.get("downstream"), dict):
-            data = data["downstream"]
+            data, prefix = data["downstream"], "downstream."
         if not isinstance(data, dict):
             raise InputError("expected a mapping of consumer name to weight", path=path)
         try:
-            resolve_weights(data)
+            return resolve_weights(data)
         except InputError as exc:
-            raise InputError(exc.detail, path=path) from None
-        return {str(k): float(v) for k, v in data.items()}
+            field = f"{prefix}{exc.field}" if exc.field else None
+            raise InputError(exc.detail, path=path, field=field) from None
     if "=" not in spec:
         raise InputError(
-            "weights file not found (or give inline weights: drift=2,loops=1)", path=path
+            "weights file not found (or give inline weights: drift=0.3,daily_report=0.1)",
+            path=path,
         )
-    inline = _parse_inline(spec)
-    resolve_weights(inline)
-    return {k: float(v) for k, v in inline.items()}
+    return resolve_weights(_parse_inline(spec))
 
 
 def _note_problems(problems: list[Problem], source: str) -> None:
@@ -148,7 +149,7 @@ def downstream_command(
     chunks: Annotated[Path, typer.Option(help="chunks file (.jsonl): conversations and times")],
     weights: Annotated[
         str | None,
-        typer.Option(help="consumer weights: YAML/JSON file or inline drift=2,loops=1"),
+        typer.Option(help="consumer weights: YAML/JSON file or inline drift=0.3,daily_report=0.1"),
     ] = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:

@@ -9,32 +9,35 @@ from typing import Any
 from chatledger.core import Chunk, ExtractionRecord, InputError
 from chatledger.downstream._base import ConsumerAgreement, ConsumerOutput, get_consumer
 from chatledger.downstream._conversation import build_conversations
+from chatledger.score import WeightError, merge_weights
 
 CONSUMER_NAMES: tuple[str, ...] = ("drift", "loops", "escalation", "arcs", "daily_report")
 
 
-def resolve_weights(weights: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Consumer weights as given (not normalised; the composite divides by their sum).
+# Equal weights. The composite divides by their sum, so only their ratios matter; they sum to 1
+# so that consumer weights follow the same rule as field and layer weights.
+DEFAULT_CONSUMER_WEIGHTS: dict[str, float] = dict.fromkeys(CONSUMER_NAMES, 1 / len(CONSUMER_NAMES))
 
-    Every consumer starts at weight 1 (equal weights); ``weights`` overrides some of them by
-    name (0 leaves a consumer out of the composite). Unknown names, negative or non-finite
-    weights, and weights that sum to 0 are input errors.
+
+def resolve_weights(weights: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """Consumer weights under the one weight rule (:func:`chatledger.score.merge_weights`):
+    the defaults (0.2 each) with ``weights`` put in by name, each a finite number ≥ 0 (0 leaves
+    a consumer out of the composite), summing to 1.
+
+    Unknown names and weights that break the rule are input errors (``field`` names the
+    consumer at fault, when one is).
     """
-    raw = dict.fromkeys(CONSUMER_NAMES, 1.0)
-    for name, value in (weights or {}).items():
-        if name not in raw:
+    given = dict(weights or {})
+    for name in given:
+        if name not in DEFAULT_CONSUMER_WEIGHTS:
             known = ", ".join(CONSUMER_NAMES)
-            raise InputError(f"unknown downstream consumer {name!r} (known: {known})")
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise InputError(f"weight of {name!r} must be a number, got {value!r}") from None
-        if not number >= 0.0 or number == float("inf"):
-            raise InputError(f"weight of {name!r} must be a finite number ≥ 0, got {value!r}")
-        raw[name] = number
-    if sum(raw.values()) <= 0.0:
-        raise InputError("downstream weights sum to 0; give at least one consumer a weight")
-    return raw
+            raise InputError(
+                f"unknown downstream consumer {name!r} (known: {known})", field=str(name)
+            )
+    try:
+        return merge_weights(DEFAULT_CONSUMER_WEIGHTS, given, what="consumer")
+    except WeightError as exc:
+        raise InputError(str(exc), field=exc.name) from None
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,9 @@ def compare_outputs(
 ) -> DownstreamReport:
     """Agreement of each consumer's challenger output with the reference's, and the composite.
 
-    The composite is the weighted mean of the five agreements (:func:`resolve_weights`); each
-    consumer's reported weight is its share of the total.
+    The composite is the weighted mean of the five agreements (:func:`resolve_weights`: the
+    weights sum to 1, and the mean still divides by their sum so that five agreements of 1.0
+    give exactly 1.0); each consumer's reported weight is its share of the total.
     """
     raw = resolve_weights(weights)
     total = sum(raw.values())

@@ -2,7 +2,15 @@
 
 from chatledger.score import _fields as _fields  # registers the 17 field scorers
 from chatledger.score._calibration import expected_calibration_error, reliability_bins
-from chatledger.score._config import ScoringConfig, Thresholds, load_scoring_config
+from chatledger.score._config import (
+    WEIGHT_TOLERANCE,
+    ScoringConfig,
+    Thresholds,
+    WeightError,
+    load_scoring_config,
+    merge_weights,
+    weight_value,
+)
 from chatledger.score._context import ChunkContext, ScoringContext
 from chatledger.score._fields import f1, jaccard, normalise_url
 from chatledger.score._pairing import (
@@ -17,6 +25,7 @@ from chatledger.score._types import FIELD_SCORERS, FieldScore, ScorerSpec, field
 
 __all__ = [
     "FIELD_SCORERS",
+    "WEIGHT_TOLERANCE",
     "ChunkContext",
     "ChunkResult",
     "EntityPairing",
@@ -27,11 +36,13 @@ __all__ = [
     "ScoringConfig",
     "ScoringContext",
     "Thresholds",
+    "WeightError",
     "expected_calibration_error",
     "f1",
     "field_scorer",
     "jaccard",
     "load_scoring_config",
+    "merge_weights",
     "normalise_url",
     "pair_entities",
     "pair_phases",
@@ -40,4 +51,5 @@ __all__ = [
     "reliability_bins",
     "score_chunk",
     "score_records",
+    "weight_value",
 ]

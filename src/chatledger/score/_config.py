@@ -1,7 +1,15 @@
-"""Scoring configuration: schema, field weights, thresholds, matcher; loadable from a file."""
+"""Scoring configuration: schema, field weights, thresholds, matcher; loadable from a file.
+
+It also states the one weight rule (:func:`merge_weights`), which field, consumer and layer
+weights all follow: the defaults, with the user's values put in name by name; every weight a
+finite number ≥ 0; the merged group summing to 1 (±1e-6), else one error showing the sum and the
+merged weights. (Members not in play, a layer that is not run, are dropped afterwards and the rest
+rescaled by whoever runs them.)
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -13,6 +21,78 @@ from chatledger.corpus import read_config_file
 from chatledger.matching import MATCHERS
 
 WEIGHT_TOLERANCE = 1e-6
+
+
+class WeightError(ValueError):
+    """A weight group that breaks the rule; ``name`` is the member at fault, if one is."""
+
+    def __init__(self, message: str, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def weight_value(name: str, value: Any) -> float:
+    """``value`` as a weight: a finite number ≥ 0 (a numeric string, as inline options give,
+    is read as its number); anything else is a :class:`WeightError` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise WeightError(f"weight of {name!r} must be a number, got {value!r}", name)
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        raise WeightError(f"weight of {name!r} must be a number, got {value!r}", name) from None
+    if not math.isfinite(number) or number < 0.0:
+        raise WeightError(f"weight of {name!r} must be a finite number ≥ 0, got {value!r}", name)
+    return number
+
+
+def _number(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def _sum_text(total: float) -> str:
+    """The sum with 3 decimals, more when 3 would round it to 1.000 (1.0004 is not 1)."""
+    for digits in (3, 6, 9):
+        text = f"{total:.{digits}f}"
+        if float(text) != 1.0:
+            return text
+    return f"{total!r}"
+
+
+def check_weight_sum(
+    weights: Mapping[str, float], *, what: str, merged_with: str | None = "the defaults"
+) -> None:
+    """Refuse a group that does not sum to 1, showing its sum and every weight."""
+    total = sum(weights.values())
+    if abs(total - 1.0) <= WEIGHT_TOLERANCE:
+        return
+    listing = ", ".join(f"{name} {_number(w)}" for name, w in weights.items())
+    how = f"after merging with {merged_with} " if merged_with else ""
+    raise WeightError(
+        f"{what} weights sum to {_sum_text(total)} {how}({listing}): make them sum to 1 "
+        "(set a weight to 0 to leave it out)"
+    )
+
+
+def merge_weights(
+    defaults: Mapping[str, float],
+    given: Mapping[str, Any] | None,
+    *,
+    what: str,
+    replace: bool = False,
+) -> dict[str, float]:
+    """The one weight rule (module docstring): ``defaults`` with ``given`` put in name by name,
+    each a finite number ≥ 0, the group summing to 1. ``replace`` starts from nothing: the
+    defaults' members not named weigh 0.
+
+    The caller checks the names first (each group words its own "unknown …" error). Raises
+    :class:`WeightError`.
+    """
+    weights = dict.fromkeys(defaults, 0.0) if replace else dict(defaults)
+    for name, value in (given or {}).items():
+        weights[str(name)] = weight_value(str(name), value)
+    merged_with = "zeros (replace_weights)" if replace else "the defaults"
+    check_weight_sum(weights, what=what, merged_with=merged_with)
+    return weights
 
 
 class Thresholds(BaseModel):
@@ -51,12 +131,9 @@ class ScoringConfig(BaseModel):
         missing = [f for f in fields if f not in self.weights]
         if missing:
             raise ValueError(f"no weight for field(s): {', '.join(missing)}")
-        negative = [f for f, w in self.weights.items() if w < 0]
-        if negative:
-            raise ValueError(f"negative weight for: {', '.join(negative)}")
-        total = sum(self.weights.values())
-        if abs(total - 1.0) > WEIGHT_TOLERANCE:
-            raise ValueError(f"field weights sum to {total:.6f}, expected 1")
+        for name, weight in self.weights.items():
+            weight_value(name, weight)
+        check_weight_sum(self.weights, what="field", merged_with=None)
         if self.matcher not in MATCHERS:
             raise ValueError(f"unknown matcher {self.matcher!r} (known: {', '.join(MATCHERS)})")
         return self
@@ -83,9 +160,12 @@ class ScoringConfig(BaseModel):
             given = data["weights"]
             if not isinstance(given, Mapping):
                 raise ValueError("weights must be a mapping of field name to weight")
-            if data.get("replace_weights", False):
-                weights = {}
-            weights.update(given)
+            fields = SCHEMA_FIELDS[version]
+            unknown = sorted(str(name) for name in given if name not in fields)
+            if unknown:
+                raise ValueError(f"unknown field(s) for schema {version}: {', '.join(unknown)}")
+            replace = bool(data.get("replace_weights", False))
+            weights = merge_weights(weights, given, what="field", replace=replace)
         merged["weights"] = weights
         if "thresholds" in data:
             merged["thresholds"] = data["thresholds"]
@@ -123,5 +203,8 @@ def load_scoring_config(
     except ValidationError as exc:
         where, msg = first_validation_error(exc)
         raise InputError(msg, path=path, field=where or None) from None
+    except WeightError as exc:
+        where = f"weights.{exc.name}" if exc.name is not None else "weights"
+        raise InputError(str(exc), path=path, field=where) from None
     except ValueError as exc:
         raise InputError(str(exc), path=path) from None
