@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -397,6 +398,20 @@ def test_a_cached_clamped_reply_keeps_its_flag(server: FakeLLMServer, tmp_path: 
     assert first.output_tokens == again.output_tokens == 9
     assert again.usage_warnings == first.usage_warnings != ()
     cache.close()
+
+
+def test_an_unflagged_reply_is_cached_in_the_old_shape(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    # Rows without warnings keep the shape earlier versions read (their RawReply forbids
+    # unknown fields), so a cache shared with an older install keeps working.
+    server.script(OPENAI_PATH, Reply(body=openai_body("hi", prompt_tokens=1, completion_tokens=1)))
+    cache = CompletionCache(tmp_path / "c")
+    complete(provider(server, "openai", cache=cache), ask("openai:gpt-5.2"))
+    cache.close()
+    with sqlite3.connect(tmp_path / "c" / "completions.sqlite3") as conn:
+        (stored,) = conn.execute("SELECT reply FROM completions").fetchone()
+    assert "usage_warnings" not in json.loads(stored)
 
 
 # --- a re-ask the budget refuses ---------------------------------------------------------------

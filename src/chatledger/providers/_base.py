@@ -351,7 +351,9 @@ class ManagedProvider(Provider):
         # The reply is kept before the spend is settled: were settling to fail (a full disk),
         # the paid answer is still on disk for the next run.
         if self.cache is not None:
-            self.cache.put(key, str(model), reply.model_dump(mode="json"))
+            # An empty usage_warnings is left out, so the row reads in versions without it.
+            unflagged = {"usage_warnings"} if not reply.usage_warnings else None
+            self.cache.put(key, str(model), reply.model_dump(mode="json", exclude=unflagged))
         tally.add(reply, cached=False)
         if reservation is not None and self.budget is not None:
             self.budget.settle(
