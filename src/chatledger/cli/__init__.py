@@ -5,6 +5,7 @@ import signal
 import sys
 from types import FrameType
 
+from chatledger.cli import _budget_cmd as _budget_cmd  # registers budget show, reset
 from chatledger.cli import _corpus_cmd as _corpus_cmd  # registers corpus import
 from chatledger.cli import _demo_cmd as _demo_cmd  # registers demo
 from chatledger.cli import _downstream_cmd as _downstream_cmd  # registers commands

@@ -85,8 +85,14 @@ def extract_command(
     prompt_style: Annotated[str, typer.Option(help=f"one of: {PROMPT_STYLE_HELP}")] = "plain",
     samples: Annotated[int, typer.Option(min=1, help="extractions per chunk")] = 1,
     budget_usd: Annotated[
-        float | None, typer.Option(min=0.0, help="stop before spending more than this")
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="stop before the spend ledger passes this (cumulative across runs sharing the "
+            "cache; see chatledger budget)",
+        ),
     ] = None,
+    budget_name: Annotated[str, typer.Option(help="spend ledger the cap applies to")] = "default",
     cache_dir: Annotated[
         Path | None,
         typer.Option(help="cache of model calls (default: $CHATLEDGER_CACHE_DIR or user cache)"),
@@ -138,7 +144,7 @@ def extract_command(
     hub = ProviderHub(
         settings=settings,
         cache=CompletionCache(cache_dir),
-        budget=Budget(cap_usd=budget_usd),
+        budget=Budget(cap_usd=budget_usd, name=budget_name),
         prices=load_prices(prices),
     )
     latest: list[ExtractionProgress] = []
@@ -187,6 +193,7 @@ def extract_command(
         raise EnvironmentFault(
             f"stopped by the budget: {summary.stopped}. {summary.progress.written} line(s) "
             f"written to {summary.out_path}",
-            hint="run again with a higher --budget-usd to continue",
+            hint=f"the cap covers all spend of ledger {budget_name!r} in this cache: raise "
+            "--budget-usd, or start a new period with 'chatledger budget reset', then rerun",
         )
     summary.raise_if_incomplete()

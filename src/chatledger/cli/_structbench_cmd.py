@@ -325,7 +325,11 @@ def run_command(
     concurrency: Annotated[int, typer.Option(min=1, help="documents in flight")] = 4,
     max_tokens: Annotated[int, typer.Option(min=1, help="per call")] = 2048,
     temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0)] = None,
-    budget_usd: Annotated[float | None, typer.Option(min=0.0, help="stop before passing")] = None,
+    budget_usd: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="stop before the spend ledger passes this (cumulative)"),
+    ] = None,
+    budget_name: Annotated[str, typer.Option(help="spend ledger the cap applies to")] = "default",
     reasks: Annotated[
         int, typer.Option(min=0, help="schema re-asks per call (0 scores the first reply)")
     ] = 0,
@@ -367,7 +371,8 @@ def run_command(
     call_cache = CompletionCache() if cache else None
 
     async def go(on_done: Callable[[], None]) -> RunOutcome:
-        hub = ProviderHub(settings=settings, cache=call_cache, budget=Budget(cap_usd=budget_usd))
+        budget = Budget(cap_usd=budget_usd, name=budget_name)
+        hub = ProviderHub(settings=settings, cache=call_cache, budget=budget)
         async with hub:
             return await run_strategy(
                 documents, chosen, hub, options, concurrency=concurrency, on_done=on_done
@@ -397,7 +402,8 @@ def run_command(
         raise EnvironmentFault(
             f"stopped by the budget: {outcome.budget_stop}; {len(outcome.predictions)} of "
             f"{len(documents)} document(s) written to {out}",
-            hint="run again with a higher --budget-usd; finished calls are cached",
+            hint=f"the cap covers all spend of ledger {budget_name!r}: raise --budget-usd or "
+            "run 'chatledger budget reset'; finished calls are cached",
         )
     if outcome.failures:
         first_id, reason = next(iter(outcome.failures.items()))

@@ -25,6 +25,7 @@ from typing import Any
 
 import platformdirs
 
+from chatledger.core import EnvironmentFault
 from chatledger.providers._ledger import (
     DEFAULT_LEDGER,
     LEDGER_SCHEMA,
@@ -60,42 +61,65 @@ def cache_key(parts: dict[str, Any]) -> str:
 
 
 class CompletionCache:
-    """A key → JSON reply store shared by every provider (and by concurrent processes)."""
+    """A key → JSON reply store shared by every provider (and by concurrent processes).
+
+    A database that cannot be opened or written (not a database, corrupt, read-only, a full
+    disk) raises :class:`EnvironmentFault` naming the file; a stored reply that is not JSON any
+    more is a miss (the call is asked again), never a crash.
+    """
 
     def __init__(self, cache_dir: str | Path | None = None) -> None:
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / CACHE_FILE
         self._lock = threading.Lock()
-        # Autocommit: each put is its own short transaction; WAL lets readers run alongside.
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=10000")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS completions ("
-            " key TEXT PRIMARY KEY, model TEXT NOT NULL, created_at REAL NOT NULL,"
-            " reply TEXT NOT NULL)"
-        )
-        for statement in LEDGER_SCHEMA:
-            self._conn.execute(statement)
+        with self._guard("open"):
+            # Autocommit: each put is its own short transaction; WAL lets readers run alongside.
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA busy_timeout=10000")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS completions ("
+                " key TEXT PRIMARY KEY, model TEXT NOT NULL, created_at REAL NOT NULL,"
+                " reply TEXT NOT NULL)"
+            )
+            for statement in LEDGER_SCHEMA:
+                self._conn.execute(statement)
         self.hits = 0
         self.misses = 0
 
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """SQLite's errors as the one-line fault the CLI prints."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise EnvironmentFault(
+                f"{self.path}: cannot {action} the call cache ({exc})",
+                hint="move the file away to start a fresh cache (its calls are then asked "
+                "again), or give another --cache-dir",
+            ) from None
+
     def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
+        with self._lock, self._guard("read"):
             row = self._conn.execute(
                 "SELECT reply FROM completions WHERE key = ?", (key,)
             ).fetchone()
-        if row is None:
+        reply: Any = None
+        if row is not None:
+            try:
+                reply = json.loads(row[0])
+            except (TypeError, ValueError):
+                reply = None  # a damaged row: ask again, and the new answer replaces it
+        if not isinstance(reply, dict):
             self.misses += 1
             return None
         self.hits += 1
-        reply: dict[str, Any] = json.loads(row[0])
         return reply
 
     def put(self, key: str, model: str, reply: dict[str, Any]) -> None:
-        with self._lock:
+        with self._lock, self._guard("write to"):
             self._conn.execute(
                 "INSERT OR REPLACE INTO completions (key, model, created_at, reply) "
                 "VALUES (?, ?, ?, ?)",
@@ -114,7 +138,7 @@ class CompletionCache:
     def _immediate(self) -> Iterator[sqlite3.Connection]:
         """One write transaction that takes the database's write lock at its start, so a
         check and the write that depends on it cannot interleave with another process."""
-        with self._lock:
+        with self._lock, self._guard("write to"):
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -126,7 +150,7 @@ class CompletionCache:
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
         """One read transaction: several queries see the same state."""
-        with self._lock:
+        with self._lock, self._guard("read"):
             self._conn.execute("BEGIN")
             try:
                 yield self._conn
