@@ -222,3 +222,16 @@ def test_a_full_disk_during_run_keeps_the_previous_report(tmp_path: Path) -> Non
         after = {p.name: _sha(p) for p in (disk / "run").iterdir()}
         assert after == before  # every file is the old, whole one; no .part file is left
         assert report.read_text(encoding="utf-8").rstrip().endswith("</html>")
+
+
+def test_a_corrupt_cache_database_is_one_line_exit_1(tmp_path: Path) -> None:
+    _copy_examples(tmp_path)
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "completions.sqlite3").write_bytes(b"not a database\n" * 100)
+    result = chatledger(
+        "extract", "--model", "openai-compatible:http://127.0.0.1:9/v1:m", "--chunks",
+        "chunks.jsonl", "--out", "out.jsonl", "--cache-dir", "cache", cwd=tmp_path,
+    )  # fmt: skip
+    assert_one_error_line(result, 1, "cache/completions.sqlite3", "cannot open the call cache")
+    assert result.err_lines[1].startswith("hint: move the file away")
+    assert not (tmp_path / "out.jsonl").exists()
