@@ -19,13 +19,13 @@ import contextlib
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from chatledger.core import ChatLedgerError, Chunk, ExtractionRecord, InputError
+from chatledger.core import ChatLedgerError, Chunk, EnvironmentFault, ExtractionRecord, InputError
 from chatledger.corpus import ExtractionFile
 from chatledger.extraction import (
     ExtractionProgress,
@@ -73,7 +73,11 @@ class ModelCalls:
         if hub is not None:
             return cls(hub, owns_hub=False)
         config = loaded.config
-        settings = CallSettings(concurrency=config.concurrency) if config.concurrency else None
+        settings = CallSettings()
+        if config.concurrency:
+            settings = replace(settings, concurrency=config.concurrency)
+        if config.timeout_s is not None:
+            settings = replace(settings, timeout_s=config.timeout_s)
         prices = loaded.prices_file if loaded.prices_file is not None else config.prices
         try:
             table = load_prices(prices)
@@ -82,7 +86,7 @@ class ModelCalls:
         built = ProviderHub(
             settings=settings,
             cache=CompletionCache(loaded.cache_dir),
-            budget=Budget(cap_usd=config.budget_usd),
+            budget=_budget(loaded),
             prices=table,
         )
         return cls(built, owns_hub=True)
@@ -104,6 +108,14 @@ class ModelCalls:
             "cached_calls": budget.cached_calls if budget is not None else None,
             "cache": str(cache.path) if cache is not None else None,
         }
+
+
+def _budget(loaded: LoadedRunConfig) -> Budget:
+    config = loaded.config
+    try:
+        return Budget(cap_usd=config.budget_usd, name=config.budget_name)
+    except InputError as exc:
+        raise InputError(exc.detail, path=loaded.path, field="budget_name") from None
 
 
 def safe_file_name(name: str) -> str:
@@ -194,9 +206,11 @@ def run_extractions(
     for summary in summaries:
         if summary.stopped is not None:
             written = sum(s.progress.written for s in summaries)
-            raise ChatLedgerError(
+            raise EnvironmentFault(
                 f"stopped by the budget: {summary.stopped}. {written} extraction line(s) were "
-                "written; run again (with a higher budget_usd) to continue where it stopped"
+                "written",
+                hint="the cap covers all spend of the run's budget_name in its cache: raise "
+                "budget_usd or run 'chatledger budget reset', then rerun to continue",
             )
     for summary in summaries:
         summary.raise_if_incomplete()
