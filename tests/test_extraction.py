@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -668,7 +669,17 @@ def test_two_processes_writing_one_file_the_second_refuses(
     server: FakeLLMServer, tmp_path: Path
 ) -> None:
     n_chunks = 6
-    server.always(OPENAI_PATH, Reply(body=openai_extractor(), delay_s=0.3))
+    # The first call is answered at once; the others wait until the second process is done,
+    # so the first is surely still writing when the second starts, however slow the machine.
+    release = threading.Event()
+    answer = openai_extractor()
+
+    def gated(body: dict[str, Any]) -> dict[str, Any]:
+        if server.calls() > 1:
+            release.wait(60)
+        return answer(body)
+
+    server.always(OPENAI_PATH, Reply(body=gated))
     chunks = write_chunks(tmp_path / "chunks.jsonl", n_chunks)
     out = tmp_path / "out.jsonl"
     env = {**os.environ, "CHATLEDGER_CACHE_DIR": str(tmp_path / "cache")}
@@ -689,6 +700,7 @@ def test_two_processes_writing_one_file_the_second_refuses(
         )
         assert first.poll() is None  # the first was still at work when the second gave up
     finally:
+        release.set()
         stdout, stderr = first.communicate(timeout=120)
     assert first.returncode == 0, stderr
     assert json.loads(stdout)["written"] == n_chunks

@@ -49,6 +49,8 @@ def output_lock(path: str | Path) -> Iterator[None]:
     """Hold the extraction file ``path`` for this process, or raise :class:`InputError` at once
     when another process holds it."""
     out = Path(path)
+    if out.is_dir():
+        raise InputError("is a directory, expected a .jsonl file", path=out)
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
