@@ -1,8 +1,9 @@
 """offline:rules on long input: time per message (per MB) as chunks grow; linear ⇒ ratio ≈ 1.
 
-Three series, each size in its own process (so peak RSS is that size's own), median of
-``--repeats`` extractions after one warm-up on a small chunk (the VADER cache is cleared before
-every repeat, so no repeat is answered from the previous one):
+Four series. Every extraction runs in a fresh process (so peak RSS is that size's own and no
+repeat is answered from the previous one's VADER cache), after a warm-up on a small chunk; the
+median of ``--repeats`` rounds, each round running every size once (a machine whose load
+changes during the benchmark then slows all sizes alike):
 
 * ``messages`` — chunks of 1,000 / 2,000 / 5,000 / 10,000 messages (bundled-corpus messages,
   three speakers, each message made unique by its number);
@@ -88,46 +89,77 @@ def build_chunk(series: str, size: float) -> dict[str, Any]:
     return {"chunk_id": f"{series}-{size}", "participants": list(SPEAKERS), "messages": messages}
 
 
-def child(series: str, size: float, repeats: int) -> None:
-    """One size, in this process: median seconds and peak RSS, as one JSON line."""
+def child(series: str, size: float) -> None:
+    """One extraction of one size, in this process: seconds and peak RSS, as one JSON line."""
     import resource
     import time
 
     from chatledger.core import Chunk
     from chatledger.extractors import RuleBasedExtractor
-    from chatledger.extractors._sentiment import compound
 
     extractor = RuleBasedExtractor()
-    warm = Chunk.model_validate(build_chunk("messages", 20))
-    extractor.extract(warm)
+    extractor.extract(Chunk.model_validate(build_chunk("messages", 20)))  # warm-up
     chunk = Chunk.model_validate(build_chunk(series, size))
-    times = []
-    for _ in range(repeats):
-        compound.cache_clear()
-        started = time.perf_counter()
-        extraction = extractor.extract(chunk)
-        times.append(time.perf_counter() - started)
+    started = time.perf_counter()
+    extraction = extractor.extract(chunk)
+    seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     items = sum(len(v) for v in extraction.model_dump().values() if isinstance(v, list))
-    print(json.dumps({"seconds": statistics.median(times), "peak_mb": peak_mb, "items": items}))
+    print(json.dumps({"seconds": seconds, "peak_mb": peak_mb, "items": items}))
 
 
-def measure(series: str, size: float, repeats: int, timeout: float) -> dict[str, Any]:
-    argv = [sys.executable, __file__, "--child", series, str(size), "--repeats", str(repeats)]
+def once(series: str, size: float, timeout: float) -> dict[str, Any] | None:
+    """One child run; None when it does not finish within ``timeout`` seconds."""
+    argv = [sys.executable, __file__, "--child", series, str(size)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=True)
     except subprocess.TimeoutExpired:
-        return {"size": size, "finished": False, "timeout_s": timeout}
+        return None
     result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    unit = SERIES[series][0]
-    per = result["seconds"] / size
-    result.update(
-        size=size,
-        finished=True,
-        per_unit_s=per,
-        per_unit=f"{per * 1000:.3f} ms/message" if unit == "message" else f"{per:.2f} s/MB",
-    )
     return result
+
+
+def measure_series(series: str, repeats: int, timeout: float) -> list[dict[str, Any]]:
+    """Every size of a series, ``repeats`` rounds; each round runs every size once, so a load
+    that changes while the benchmark runs weighs on all sizes alike. A size that does not
+    finish is not tried again, nor are the sizes above it."""
+    unit, sizes = SERIES[series]
+    runs: dict[float, list[dict[str, Any]]] = {size: [] for size in sizes}
+    failed: float | None = None
+    for _ in range(repeats):
+        for size in sizes:
+            if failed is not None and size >= failed:
+                break
+            result = once(series, size, timeout)
+            if result is None:
+                failed = size
+                break
+            runs[size].append(result)
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        if failed is not None and size >= failed:
+            row: dict[str, Any] = {"size": size, "finished": False, "timeout_s": timeout}
+            if size > failed:
+                row["skipped"] = True
+            rows.append(row)
+            continue
+        seconds = statistics.median(r["seconds"] for r in runs[size])
+        per = seconds / size
+        rows.append(
+            {
+                "size": size,
+                "finished": True,
+                "seconds": seconds,
+                "all_seconds": [r["seconds"] for r in runs[size]],
+                "peak_mb": max(r["peak_mb"] for r in runs[size]),
+                "items": runs[size][0]["items"],
+                "per_unit_s": per,
+                "per_unit": f"{per * 1000:.3f} ms/message"
+                if unit == "message"
+                else f"{per:.2f} s/MB",
+            }
+        )
+    return rows
 
 
 def main() -> None:
@@ -139,25 +171,22 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.child:
-        child(args.child[0], float(args.child[1]), args.repeats)
+        child(args.child[0], float(args.child[1]))
         return
     payload: dict[str, Any] = {"repeats": args.repeats, "series": {}}
     for series in args.series or list(SERIES):
-        unit, sizes = SERIES[series]
-        rows: list[dict[str, Any]] = []
-        for size in sizes:
-            if rows and not rows[-1]["finished"]:  # a larger size would not finish either
-                rows.append({"size": size, "finished": False, "skipped": True})
-                print(f"{series:>12} {size:>8g} {unit:<7} not run", flush=True)
-                continue
-            row = measure(series, size, args.repeats, args.timeout)
-            rows.append(row)
-            shown = (
-                f"{row['seconds']:8.2f} s  {row['per_unit']:>16}  peak {row['peak_mb']:6.0f} MB"
-                if row["finished"]
-                else f"did not finish in {args.timeout:.0f} s"
-            )
-            print(f"{series:>12} {size:>8g} {unit:<7} {shown}", flush=True)
+        unit = SERIES[series][0]
+        rows = measure_series(series, args.repeats, args.timeout)
+        for row in rows:
+            if row["finished"]:
+                shown = (
+                    f"{row['seconds']:8.2f} s  {row['per_unit']:>16}  peak {row['peak_mb']:6.0f} MB"
+                )
+            elif row.get("skipped"):
+                shown = "not run"
+            else:
+                shown = f"did not finish in {args.timeout:.0f} s"
+            print(f"{series:>13} {row['size']:>8g} {unit:<7} {shown}", flush=True)
         finished = [r for r in rows if r["finished"]]
         ratio = (
             finished[-1]["per_unit_s"] / finished[0]["per_unit_s"]
@@ -166,7 +195,7 @@ def main() -> None:
         )
         payload["series"][series] = {"unit": unit, "rows": rows, "ratio_largest_smallest": ratio}
         text = f"{ratio:.2f}" if ratio is not None else "n/a (a size did not finish)"
-        print(f"{series:>12} per-{unit} time, largest / smallest: {text}", flush=True)
+        print(f"{series:>13} per-{unit} time, largest / smallest: {text}", flush=True)
     out = args.out or Path(__file__).parent / "results" / "bench_rules.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(payload, indent=2) + "\n")

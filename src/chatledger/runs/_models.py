@@ -78,6 +78,8 @@ class ModelCalls:
             settings = replace(settings, concurrency=config.concurrency)
         if config.timeout_s is not None:
             settings = replace(settings, timeout_s=config.timeout_s)
+        if config.max_attempts is not None:
+            settings = replace(settings, max_attempts=config.max_attempts)
         prices = loaded.prices_file if loaded.prices_file is not None else config.prices
         try:
             table = load_prices(prices)
@@ -166,10 +168,12 @@ def plan_extractions(loaded: LoadedRunConfig, out_dir: Path) -> list[PlannedExtr
             )
         seen[name] = where
         if is_offline_model(source.model):
+            # As for `chatledger extract`: a value other than the default is refused.
+            defaults = ModelSource.model_fields
             given = [
                 k
                 for k in ("prompt_style", "max_tokens", "temperature")
-                if k in source.model_fields_set
+                if getattr(source, k) != defaults[k].default
             ]
             if given:
                 raise InputError(
