@@ -10,11 +10,15 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from fakes.llm_server import OPENAI_PATH, FakeLLMServer, Reply
+from fakes.scripted_models import openai_extractor
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "chatledger" / "data" / "examples"
 
@@ -100,16 +104,77 @@ def _write(path: Path, text: str | bytes) -> None:
 
 @dataclass(frozen=True)
 class Case:
-    """``args`` may say ``{w}`` for the work folder."""
+    """``args`` may say ``{w}`` for the work folder and ``{url}`` for the fake model server
+    (whose replies ``serve`` scripts). A row with ``code`` 0 is input the tool promises to
+    take — a bad line recorded and counted, not refused — and ``check`` reads its output."""
 
     args: tuple[str, ...]
     code: int
     says: tuple[str, ...] = ()
     setup: Callable[[Path], None] | None = None
     env: dict[str, str] = field(default_factory=dict)
+    check: Callable[[Outcome, Path], None] | None = None
+    serve: Callable[[FakeLLMServer], None] | None = None
 
 
 SCORE = ("score", "--reference", "reference.jsonl", "--challenger", "challenger.jsonl")
+SCORE_JSON = (*SCORE, "--chunks", "chunks.jsonl", "--format", "json")
+REFERENCE_LINE = (EXAMPLES / "reference.jsonl").read_text(encoding="utf-8")
+
+
+def _challenger(text: str | bytes) -> Callable[[Path], None]:
+    return lambda w: _write(w / "challenger.jsonl", text)
+
+
+def _recorded(invalid: int, problem: str, **counts: Any) -> Callable[[Outcome, Path], None]:
+    """The line was scored as invalid (or its problem counted), named ``file:line``."""
+
+    def check(result: Outcome, work: Path) -> None:
+        report = json.loads(result.out)
+        assert report["invalid"] == invalid
+        assert any(problem in str(p) for p in report["problems"]), report["problems"]
+        for key, value in counts.items():
+            assert report[key] == value, (key, report[key])
+
+    return check
+
+
+def _config(text: str) -> Callable[[Path], None]:
+    return lambda w: _write(w / "bad.yaml", text)
+
+
+MINIMAL_CONFIG = "chunks: chunks.jsonl\nreference: {file: reference.jsonl}\n"
+BOMB = MINIMAL_CONFIG + (
+    "challengers: [challenger.jsonl]\nlayers: [extraction, judge]\njudges:\n"
+    "  - name: grounding\n    options:\n"
+    "      a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    "      b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+    "      c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+)
+
+
+def _extract(model: str, *extra: str) -> tuple[str, ...]:
+    return ("extract", "--model", model, "--chunks", "chunks.jsonl", "--out", "out.jsonl",
+            "--cache-dir", "cache", *extra)  # fmt: skip
+
+
+FAKE = "openai-compatible:{url}/v1:fake"
+
+
+def _html(server: FakeLLMServer) -> None:
+    server.always(OPENAI_PATH, Reply(body="<html><body>502 gateway</body></html>"))
+
+
+def _hung(server: FakeLLMServer) -> None:
+    server.always(OPENAI_PATH, Reply(body=openai_extractor(), delay_s=30))
+
+
+def _one_invalid_line(result: Outcome, work: Path) -> None:
+    (line,) = (work / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    data = json.loads(line)
+    assert data["extraction"] is None and "not JSON" in data["error"]
+    assert json.loads(result.out)["invalid"] == 1
+
 
 CASES: dict[str, Case] = {
     # 1. usage errors: Typer/Click's own, one line + hint, exit 2
@@ -161,6 +226,177 @@ CASES: dict[str, Case] = {
     ),
     "run config not found": Case(("run", "missing.yaml"), 2, ("missing.yaml",)),
     # 12. mixing the two tasks, and a model run with no key
+    # 6. loaders: a bad line of model output is recorded, counted and named; the run goes on
+    "an invalid JSON escape": Case(
+        SCORE_JSON,
+        0,
+        setup=_challenger('{"chunk_id": "c\\q", "model": "m", "extraction": {}}\n'),
+        check=_recorded(0, "challenger.jsonl:1: not valid JSON (Invalid \\escape", missing=1),
+    ),
+    "a 5,000-digit integer": Case(
+        SCORE_JSON,
+        0,
+        setup=_challenger(
+            '{"chunk_id": "ex-1", "extraction": {}, "usage": {"input_tokens": '
+            + "9" * 5000
+            + "}}\n"
+        ),
+        check=_recorded(1, "challenger.jsonl:1: not valid JSON (a number with more than"),
+    ),
+    "deeply nested arrays": Case(
+        SCORE_JSON,
+        0,
+        setup=_challenger(
+            '{"chunk_id": "ex-1", "extraction": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+        ),
+        check=_recorded(1, "challenger.jsonl:1: not valid JSON (nested too deeply)"),
+    ),
+    "invalid UTF-8 in an extraction": Case(
+        SCORE_JSON,
+        0,
+        setup=_challenger(b'{"chunk_id": "ex-1", "extraction": {"summary": "\xff\xfe"}}\n'),
+        check=_recorded(1, "challenger.jsonl:1: not UTF-8 (byte 0xff"),
+    ),
+    "a UTF-8 BOM in an extraction file": Case(
+        SCORE_JSON,
+        0,
+        setup=_challenger(b"\xef\xbb\xbf" + REFERENCE_LINE.encode()),
+        check=lambda r, w: json.loads(r.out)["extraction_composite"] == 1.0 or AssertionError(),
+    ),
+    "message ids that are not in the chunk": Case(
+        SCORE_JSON,
+        0,
+        setup=_challenger(REFERENCE_LINE.replace('"ex1-m3"', '"m-99"')),
+        check=_recorded(0, "[extraction.decisions.0.evidence.0]: message id 'm-99' is not in"),
+    ),
+    "a reference chunk missing from the chunks file": Case(
+        SCORE_JSON,
+        0,
+        setup=lambda w: _write(
+            w / "reference.jsonl", REFERENCE_LINE + REFERENCE_LINE.replace('"ex-1"', '"ex-9"')
+        ),
+        check=lambda r, w: json.loads(r.out)["unknown_chunks"] == ["ex-9"] or AssertionError(),
+    ),
+    "invalid UTF-8 in a chunks file": Case(
+        (*SCORE, "--chunks", "chunks.jsonl"),
+        2,
+        ("chunks.jsonl:1: not UTF-8",),
+        setup=lambda w: _write(
+            w / "chunks.jsonl", (EXAMPLES / "chunks.jsonl").read_bytes().replace(b"Fifth", b"\xff")
+        ),
+    ),
+    "a reference that is a JSON array": Case(
+        SCORE,
+        2,
+        ("reference.jsonl", "JSON array, expected JSON Lines"),
+        setup=lambda w: _write(w / "reference.jsonl", "[" + REFERENCE_LINE.strip() + "]\n"),
+    ),
+    "NaN in a weights file": Case(
+        (*SCORE, "--weights", "w.yaml"),
+        2,
+        ("w.yaml [weights.claims]", "not a finite number"),
+        setup=lambda w: _write(w / "w.yaml", "weights: {claims: .nan}\n"),
+    ),
+    "invalid UTF-8 in structbench predictions": Case(
+        (
+            "structbench",
+            "score",
+            "--predictions",
+            "p.jsonl",
+            "--resamples",
+            "0",
+            "--format",
+            "json",
+        ),
+        0,
+        setup=lambda w: _write(w / "p.jsonl", b'{"id": "x", "output": "\xff"}\n'),
+        check=lambda r, w: "p.jsonl:1" in r.out or AssertionError(r.out[:500]),
+    ),
+    # 9. configs: aliases refused at load, syntax errors and bad paths in one line
+    "a YAML alias bomb": Case(
+        ("run", "bad.yaml"), 2, ("bad.yaml:8:10", "aliases"), setup=_config(BOMB)
+    ),
+    "a YAML syntax error": Case(
+        ("run", "bad.yaml"),
+        2,
+        ("bad.yaml:3:",),
+        setup=_config(MINIMAL_CONFIG.replace("reference.jsonl}", "reference.jsonl") + "x: [1\n"),
+    ),
+    "a NUL byte in a config path": Case(
+        ("run", "bad.yaml"),
+        2,
+        ("bad.yaml [chunks]", "NUL"),
+        setup=_config('chunks: "a\\0b"\nreference: {file: reference.jsonl}\nchallengers: [x]\n'),
+    ),
+    "an over-long config path": Case(
+        ("run", "bad.yaml"),
+        2,
+        ("bad.yaml [chunks]", "too long"),
+        setup=_config(MINIMAL_CONFIG.replace("chunks.jsonl", "a" * 5000) + "challengers: [x]\n"),
+    ),
+    "a ~ path is not read inside the folder": Case(
+        ("run", "bad.yaml"),
+        2,
+        ("bad.yaml [chunks]", "file not found"),
+        setup=_config(
+            MINIMAL_CONFIG.replace("chunks.jsonl", "~/no-such-chunks.jsonl")
+            + "challengers: [challenger.jsonl]\n"
+        ),
+    ),
+    "a path that climbs out of the config folder": Case(
+        ("run", "bad.yaml"),
+        2,
+        ("bad.yaml [chunks]", "leaves the config's folder"),
+        setup=_config(
+            MINIMAL_CONFIG.replace("chunks.jsonl", "../chunks.jsonl")
+            + "challengers: [challenger.jsonl]\n"
+        ),
+    ),
+    # 10. a provider fault is retried then recorded; a hung server ends; secrets are not echoed
+    "a 200 whose body is HTML": Case(
+        _extract(FAKE, "--format", "json", "--max-attempts", "2"),
+        0,
+        serve=_html,
+        check=_one_invalid_line,
+    ),
+    "a hung server ended by --timeout": Case(
+        _extract(FAKE, "--timeout", "0.5", "--max-attempts", "2"),
+        1,
+        ("failed", "timed out"),
+        serve=_hung,
+    ),
+    "a model URL with credentials": Case(
+        _extract("openai-compatible:http://bob:s3cret@127.0.0.1:9/v1:m"),
+        2,
+        ("http://***@127.0.0.1:9/v1:m",),
+    ),
+    # 11. offline extractors are models
+    "extract --model offline:rules": Case(
+        _extract("offline:rules", "--format", "json"),
+        0,
+        check=lambda r, w: json.loads(r.out)["written"] == 1 or AssertionError(r.out),
+    ),
+    "an unknown offline extractor": Case(
+        _extract("offline:nope"), 2, ("unknown offline extractor 'offline:nope'", "offline:rules")
+    ),
+    "a run config with {model: offline:rules}": Case(
+        ("run", "bad.yaml", "--out", "r", "--no-report", "--format", "json"),
+        0,
+        setup=_config(MINIMAL_CONFIG + "challengers: [{model: offline:rules}]\n"),
+        check=lambda r, w: (
+            json.loads(r.out)["leaderboard"][0]["name"] == "offline:rules" or AssertionError(r.out)
+        ),
+    ),
+    # 12. one weight rule, stated in the error
+    "consumer weights that do not sum to 1": Case(
+        ("run", "bad.yaml"),
+        2,
+        ("bad.yaml [weights.consumers]", "sum to 1.600 after merging"),
+        setup=_config(
+            MINIMAL_CONFIG + "challengers: [challenger.jsonl]\n"
+            "weights: {consumers: {drift: 0.5, loops: 0.5}}\n"
+        ),
+    ),
     "structbench run without an API key": Case(
         (
             "structbench",
@@ -181,14 +417,30 @@ CASES: dict[str, Case] = {
 }
 
 
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as fake:
+        yield fake
+
+
 @pytest.mark.parametrize("name", list(CASES))
-def test_each_mistake_is_one_line_with_its_exit_code(name: str, work: Path) -> None:
+def test_each_mistake_is_one_line_with_its_exit_code(
+    name: str, work: Path, server: FakeLLMServer
+) -> None:
     case = CASES[name]
     if case.setup is not None:
         case.setup(work)
-    args = [a.replace("{w}", str(work)) for a in case.args]
+    if case.serve is not None:
+        case.serve(server)
+    args = [a.replace("{w}", str(work)).replace("{url}", server.url) for a in case.args]
     result = chatledger(*args, cwd=work, env=case.env)
-    assert_one_error_line(result, case.code, *case.says)
+    if case.code == 0:
+        assert result.code == 0, result.err
+        assert "Traceback" not in result.err
+        assert case.check is not None
+        case.check(result, work)
+    else:
+        assert_one_error_line(result, case.code, *case.says)
     # Nothing half-written was left where the row pointed an output.
     assert not list(work.glob("**/.*.part"))
 

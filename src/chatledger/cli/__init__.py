@@ -1,6 +1,8 @@
 """Command line interface. Importing it registers every command but loads none of their
 machinery: each command imports what it uses when it runs."""
 
+import logging
+import os
 import signal
 import sys
 from types import FrameType
@@ -27,6 +29,36 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+LOG_ENV = "CHATLEDGER_LOG"
+
+
+class _LowerCaseLevel(logging.Formatter):
+    """``warning: …`` like the CLI's own ``error: …`` and ``note: …`` lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {record.getMessage()}"
+
+
+def _configure_logging() -> None:
+    """The library's log lines (retries, a refused schema, an unpriced model) go to stderr
+    when it is a terminal, at warning level; elsewhere (a pipe, CI) only when CHATLEDGER_LOG
+    names a level, so a script reading stderr sees the one error line and nothing else."""
+    logger = logging.getLogger("chatledger")
+    logger.propagate = False
+    wanted = os.environ.get(LOG_ENV, "").strip().upper()
+    level = logging.getLevelNamesMapping().get(wanted)
+    if level is None:
+        if not sys.stderr.isatty():
+            logger.addHandler(logging.NullHandler())
+            return
+        level = logging.WARNING
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_LowerCaseLevel())
+    logger.addHandler(handler)
+    logger.setLevel(level)
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    _configure_logging()
     sys.exit(_main())

@@ -109,6 +109,10 @@ def extract_command(
         float | None,
         typer.Option(min=0.001, help="seconds before one request is abandoned and retried"),
     ] = None,
+    max_attempts: Annotated[
+        int | None,
+        typer.Option(min=1, help="tries per call, the first included (default 5)"),
+    ] = None,
     prices: Annotated[
         Path | None, typer.Option(help="price file (USD per Mtok) adding to the built-in one")
     ] = None,
@@ -141,6 +145,8 @@ def extract_command(
         settings = replace(settings, concurrency=concurrency)
     if timeout is not None:
         settings = replace(settings, timeout_s=timeout)
+    if max_attempts is not None:
+        settings = replace(settings, max_attempts=max_attempts)
     hub = ProviderHub(
         settings=settings,
         cache=CompletionCache(cache_dir),

@@ -338,6 +338,10 @@ def run_command(
         float | None,
         typer.Option(min=0.001, help="seconds before one request is abandoned and retried"),
     ] = None,
+    max_attempts: Annotated[
+        int | None,
+        typer.Option(min=1, help="tries per call, the first included (default 5)"),
+    ] = None,
     resamples: ResamplesOption = 1000,
     run_dir: RunDirOption = None,
     output_format: FormatOption = OutputFormat.table,
@@ -368,6 +372,8 @@ def run_command(
     settings = CallSettings(concurrency=concurrency, max_reasks=reasks)
     if timeout is not None:
         settings = replace(settings, timeout_s=timeout)
+    if max_attempts is not None:
+        settings = replace(settings, max_attempts=max_attempts)
     call_cache = CompletionCache() if cache else None
 
     async def go(on_done: Callable[[], None]) -> RunOutcome:

@@ -33,7 +33,14 @@ from typing import IO, Any
 from pydantic import JsonValue
 
 import chatledger
-from chatledger.core import ChatLedgerError, Chunk, ExtractionV3, InputError, Vocabulary
+from chatledger.core import (
+    ChatLedgerError,
+    Chunk,
+    EnvironmentFault,
+    ExtractionV3,
+    InputError,
+    Vocabulary,
+)
 from chatledger.extraction._lines import (
     Fingerprint,
     ResumeState,
@@ -134,10 +141,12 @@ class ExtractionSummary:
             raise self.stopped
         if self.failures:
             first = self.failures[0]
-            raise ChatLedgerError(
+            # The server kept failing (retries ran out): the environment, not the user.
+            raise EnvironmentFault(
                 f"{len(self.failures)} call(s) to {self.progress.model} failed (first: chunk "
                 f"{first['chunk_id']} sample {first['sample']}: {first['error']}); their lines "
-                f"were not written — run the same command again to retry them"
+                "were not written",
+                hint="run the same command again to retry them; finished lines are kept",
             )
 
 

@@ -149,13 +149,14 @@ class RunConfig(BaseModel):
     # Model calls (extraction by 'model' sources, model judges): a spending cap on the named
     # spend ledger of the call cache (cumulative across runs sharing it), where the call cache
     # lives (default: $CHATLEDGER_CACHE_DIR or the user cache), calls in flight per endpoint,
-    # seconds before one request is abandoned and retried, and prices (a file, or an inline
-    # mapping) added to the built-in.
+    # seconds before one request is abandoned and retried, tries per call, and prices (a file,
+    # or an inline mapping) added to the built-in.
     budget_usd: float | None = Field(default=None, ge=0.0)
     budget_name: str = "default"
     cache_dir: str | None = None
     concurrency: int | None = Field(default=None, ge=1)
     timeout_s: float | None = Field(default=None, gt=0.0)
+    max_attempts: int | None = Field(default=None, ge=1)
     prices: str | dict[str, Any] | None = None
 
     @field_validator("layers")
