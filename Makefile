@@ -27,8 +27,9 @@ typecheck: $(STAMP)
 contracts: $(STAMP)
 	$(BIN)/lint-imports
 
+# Both cores (up to 4 elsewhere): the suite runs many real processes, and is CPU-bound.
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --maxprocesses=4
 
 # Debian's Chromium for the report's browser test (CI runs as root; no browser download).
 browser:
