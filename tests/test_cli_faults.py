@@ -235,3 +235,25 @@ def test_a_corrupt_cache_database_is_one_line_exit_1(tmp_path: Path) -> None:
     assert_one_error_line(result, 1, "cache/completions.sqlite3", "cannot open the call cache")
     assert result.err_lines[1].startswith("hint: move the file away")
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_server_over_reporting_usage_is_billed_at_most_max_tokens(tmp_path: Path) -> None:
+    # Output at $10 per Mtok. The server claims 1,000,000 output tokens ($10) for a request
+    # that allowed 1,000 ($0.01): billed $0.01, the line says why, and the $0.10 cap holds.
+    _copy_examples(tmp_path)
+    prices = {"openai-compatible:*": {"input": 0.0, "output": 10.0}}
+    (tmp_path / "prices.json").write_text(json.dumps(prices), encoding="utf-8")
+    with FakeLLMServer() as server:
+        server.always(OPENAI_PATH, Reply(body=openai_extractor(completion_tokens=1_000_000)))
+        result = chatledger(
+            "extract", "--model", f"openai-compatible:{server.url}/v1:fake", "--chunks",
+            "chunks.jsonl", "--out", "out.jsonl", "--cache-dir", "cache", "--prices",
+            "prices.json", "--max-tokens", "1000", "--budget-usd", "0.10", "--format", "json",
+            cwd=tmp_path,
+        )  # fmt: skip
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["billed_usd"] == pytest.approx(0.01)
+    (line,) = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    usage = json.loads(line)["usage"]
+    assert usage["output_tokens"] == 1000 and usage["billed_usd"] == pytest.approx(0.01)
+    assert any("1000000 output tokens reported" in w for w in usage["warnings"])

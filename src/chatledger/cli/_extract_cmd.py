@@ -129,7 +129,9 @@ def extract_command(
         DEFAULT_MAX_TOKENS,
         PROMPT_STYLES,
         extract_chunks,
+        is_offline_model,
         load_prices,
+        validate_model_id,
     )
     from chatledger.providers import Budget, CallSettings, CompletionCache, ProviderHub
 
@@ -138,6 +140,7 @@ def extract_command(
         raise InputError(
             f"unknown prompt style {prompt_style!r} (known: {known})", field="--prompt-style"
         )
+    validate_model_id(model)  # a bad id is one line before any file is read
     chunk_list = read_chunks(chunks)
     check_output_file(out)
     settings = CallSettings()
@@ -149,7 +152,8 @@ def extract_command(
         settings = replace(settings, max_attempts=max_attempts)
     hub = ProviderHub(
         settings=settings,
-        cache=CompletionCache(cache_dir),
+        # An offline extractor makes no calls: it needs no cache (nor a writable cache folder).
+        cache=None if is_offline_model(model) else CompletionCache(cache_dir),
         budget=Budget(cap_usd=budget_usd, name=budget_name),
         prices=load_prices(prices),
     )

@@ -55,6 +55,8 @@ def print_score_report(report: ScoreReport, console: Console) -> None:
     console.print(
         f"chunks {len(report.chunks)}  invalid {report.invalid}  missing {report.missing}"
         f"  excluded (reference unusable) {len(report.excluded_chunks)}"
+        f"  not in the chunks file {len(report.unknown_chunks)}"
+        f"  unknown message ids {report.unknown_message_ids}"
     )
     for problem in report.problems[:20]:
         console.print(styled("problem", "yellow"), str(problem))

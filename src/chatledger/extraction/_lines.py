@@ -161,6 +161,10 @@ def extraction_line(
     usage["calls"] = completion.calls
     usage["cached"] = completion.cached
     usage["billed_usd"] = completion.cost_usd
+    if completion.usage_warnings:
+        # The server reported token counts it could not have used (more output than max_tokens,
+        # a negative count): what was billed instead, kept beside the line for the record.
+        usage["warnings"] = list(completion.usage_warnings)
     if completion.cached:
         price = prices.price(completion.model)
         if price is not None:
