@@ -139,6 +139,15 @@ def _recorded(invalid: int, problem: str, **counts: Any) -> Callable[[Outcome, P
     return check
 
 
+def _long_chunk(work: Path) -> None:
+    messages = [{"id": f"m-{i}", "speaker": "Ana", "text": f"note {i}"} for i in range(2001)]
+    chunk = {"chunk_id": "long", "participants": ["Ana"], "messages": messages}
+    _write(work / "chunks.jsonl", json.dumps(chunk) + "\n")
+    line = json.dumps({"chunk_id": "long", "model": "m", "extraction": {"summary": "notes"}})
+    _write(work / "reference.jsonl", line + "\n")
+    _write(work / "challenger.jsonl", line + "\n")
+
+
 def _config(text: str) -> Callable[[Path], None]:
     return lambda w: _write(w / "bad.yaml", text)
 
@@ -276,6 +285,16 @@ CASES: dict[str, Case] = {
             w / "reference.jsonl", REFERENCE_LINE + REFERENCE_LINE.replace('"ex-1"', '"ex-9"')
         ),
         check=lambda r, w: json.loads(r.out)["unknown_chunks"] == ["ex-9"] or AssertionError(),
+    ),
+    # 13. a chunk too long to score quickly is scored, and said to be too long
+    "a chunk over 2,000 messages": Case(
+        SCORE_JSON,
+        0,
+        setup=_long_chunk,
+        check=lambda r, w: (
+            "1 chunk(s) over 2,000 messages: 'long' (2,001 messages)" in r.err
+            or AssertionError(r.err)
+        ),
     ),
     "invalid UTF-8 in a chunks file": Case(
         (*SCORE, "--chunks", "chunks.jsonl"),

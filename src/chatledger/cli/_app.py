@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 if TYPE_CHECKING:
+    from chatledger.core import Chunk
     from chatledger.score import ScoreReport
 
 app = typer.Typer(
@@ -100,6 +101,15 @@ def one_line(text: str) -> str:
     return safe.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def warn_long_chunks(chunks: list[Chunk]) -> None:
+    """A note on stderr (so JSON on stdout stays clean) when chunks are too long to score fast."""
+    from chatledger.core import long_chunk_note
+
+    text = long_chunk_note(chunks)
+    if text is not None:
+        note(text, err=True)
+
+
 def print_error(message: str, hint: str | None = None) -> None:
     """``error: message`` and at most one ``hint:`` line, on stderr."""
     stderr.print(Text.assemble(("error:", "bold red"), " ", one_line(message)))
@@ -133,6 +143,8 @@ def run_score(
     else:
         config = ScoringConfig.default(schema, matcher or "token_set")
     chunk_list = read_chunks(chunks) if chunks is not None else None
+    if chunk_list is not None:
+        warn_long_chunks(chunk_list)
     ref = read_extractions(reference)
     chal = read_extractions(challenger)
     return score_records(

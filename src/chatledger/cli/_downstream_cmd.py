@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note, stdout, styled
+from chatledger.cli._app import (
+    FormatOption,
+    OutputFormat,
+    app,
+    emit_json,
+    note,
+    stdout,
+    styled,
+    warn_long_chunks,
+)
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -159,6 +168,7 @@ def downstream_command(
 
     weight_map = load_downstream_weights(weights) if weights is not None else None
     chunk_list = read_chunks(chunks)
+    warn_long_chunks(chunk_list)
     ref = read_extractions(reference)
     chal = read_extractions(challenger)
     report = run_downstream(chunk_list, ref.records, chal.records, weight_map)

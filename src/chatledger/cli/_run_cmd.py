@@ -45,6 +45,8 @@ def print_run_result(result: RunResult) -> None:
     stdout.print(f"layer weights: {weights}")
     if result.renormalisation_note:
         note(result.renormalisation_note)
+    for text in result.notes:
+        note(text)
     stdout.print(f"run directory: {result.out_dir}")
 
 
@@ -101,6 +103,7 @@ def run_command(
                 "layers_run": result.layers_run,
                 "layer_weights_used": result.layer_weights_used,
                 "renormalisation": result.renormalisation_note,
+                "notes": result.notes,
                 "leaderboard": [m.to_dict() for m in result.leaderboard()],
             }
         )

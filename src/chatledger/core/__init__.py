@@ -1,6 +1,6 @@
 """Dependency-free types of ChatLedger: chunks, extraction schema, records, field table."""
 
-from chatledger.core._chunk import Chunk, Message
+from chatledger.core._chunk import LONG_CHUNK_MESSAGES, Chunk, Message, long_chunk_note
 from chatledger.core._errors import (
     ChatLedgerError,
     EnvironmentFault,
@@ -59,6 +59,7 @@ __all__ = [
     "DEFAULT_VOCABULARY",
     "FIELDS_V1",
     "FIELDS_V3",
+    "LONG_CHUNK_MESSAGES",
     "SCHEMA_FIELDS",
     "SCHEMA_MODELS",
     "SCHEMA_WEIGHTS",
@@ -103,6 +104,7 @@ __all__ = [
     "dumps_json",
     "extraction_json_schema",
     "first_validation_error",
+    "long_chunk_note",
     "prepare_output_dir",
     "strict_json",
 ]

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# A chunk is a window of a conversation (the bundled and imported corpora hold 19 to 113
+# messages). Above this many messages scoring still works, but matching items against items and
+# grounding items against messages grow with the square of the chunk: on 2 cores a run takes
+# about 9 s on a 2,000-message chunk, 29 s on 4,000 and 3 minutes on 10,000 (docs/decisions.md).
+LONG_CHUNK_MESSAGES = 2_000
 
 
 class Message(BaseModel):
@@ -38,6 +46,11 @@ class Chunk(BaseModel):
             seen.add(msg.id)
         return messages
 
+    @property
+    def is_long(self) -> bool:
+        """Longer than :data:`LONG_CHUNK_MESSAGES` (see there)."""
+        return len(self.messages) > LONG_CHUNK_MESSAGES
+
     def speakers(self) -> list[str]:
         """Participants, plus any speaker not listed among them, in first-seen order."""
         names = list(dict.fromkeys(self.participants))
@@ -45,3 +58,18 @@ class Chunk(BaseModel):
             if msg.speaker not in names:
                 names.append(msg.speaker)
         return names
+
+
+def long_chunk_note(chunks: Iterable[Chunk]) -> str | None:
+    """One line naming the chunks over :data:`LONG_CHUNK_MESSAGES` messages, or None."""
+    long = [(c.chunk_id, len(c.messages)) for c in chunks if c.is_long]
+    if not long:
+        return None
+    long.sort(key=lambda item: -item[1])
+    shown = ", ".join(f"{cid!r} ({n:,} messages)" for cid, n in long[:3])
+    more = f" and {len(long) - 3} more" if len(long) > 3 else ""
+    return (
+        f"{len(long)} chunk(s) over {LONG_CHUNK_MESSAGES:,} messages: {shown}{more}; scoring "
+        "them takes time growing with the square of their length (minutes at 10,000) — split "
+        "long conversations into windows"
+    )

@@ -22,6 +22,7 @@ from chatledger.core import (
     atomic_write_json,
     atomic_writer,
     first_validation_error,
+    long_chunk_note,
     prepare_output_dir,
 )
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
@@ -227,6 +228,7 @@ def _execute(
         layers_run=list(config.layers),
         layer_weights_used=weights_used,
         renormalisation_note=note,
+        notes=[n for n in (long_chunk_note(chunks),) if n is not None],
         models=models,
         reference_name=reference_name,
         timings=timings,
@@ -397,6 +399,7 @@ def _run_json(
         "layers_run": result.layers_run,
         "layer_weights_used": result.layer_weights_used,
         "renormalisation": result.renormalisation_note,
+        "notes": result.notes,
         "leaderboard": [m.name for m in result.leaderboard()],
         "models": [m.to_dict() for m in result.models],
         "stats": result.stats,

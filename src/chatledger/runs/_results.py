@@ -63,6 +63,8 @@ class RunResult:
     timings: dict[str, float]
     stats: dict[str, Any] = field(default_factory=dict)
     human_gold: dict[str, Any] | None = None
+    # Things about the input the reader should know (chunks too long to score quickly).
+    notes: list[str] = field(default_factory=list)
 
     def leaderboard(self) -> list[ModelSummary]:
         return sorted(self.models, key=lambda m: (-m.overall, m.name))
