@@ -510,3 +510,16 @@ def test_a_conversation_run_and_a_structbench_run_are_not_compared(work: Path) -
     assert baseline.code == 0, baseline.err
     result = chatledger("compare", "conv", "sb", cwd=work)
     assert_one_error_line(result, 2, "cannot compare a conversation run", "structbench run")
+
+
+def test_a_changed_request_on_the_same_out_is_refused_in_one_line(
+    work: Path, server: FakeLLMServer
+) -> None:
+    # Row 7: the resume key covers the request; a new --max-tokens is not mixed into the file.
+    server.always(OPENAI_PATH, Reply(body=openai_extractor()))
+    model = FAKE.replace("{url}", server.url)
+    first = chatledger(*_extract(model, "--max-tokens", "4096"), cwd=work)
+    assert first.code == 0, first.err
+    again = chatledger(*_extract(model, "--max-tokens", "1000"), cwd=work)
+    assert_one_error_line(again, 2, "out.jsonl:1 [fingerprint.max_tokens]", "4096, not 1000")
+    assert server.calls() == 1
