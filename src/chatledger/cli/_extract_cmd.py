@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
+from chatledger.cli._model_options import (
+    BudgetNameOption,
+    BudgetUsdOption,
+    MaxAttemptsOption,
+    TimeoutOption,
+    call_settings,
+)
 
 if TYPE_CHECKING:
     from rich.progress import Progress, ProgressColumn, TaskID
@@ -84,15 +90,8 @@ def extract_command(
     out: Annotated[Path, typer.Option(help="extraction file to write or resume (.jsonl)")],
     prompt_style: Annotated[str, typer.Option(help=f"one of: {PROMPT_STYLE_HELP}")] = "plain",
     samples: Annotated[int, typer.Option(min=1, help="extractions per chunk")] = 1,
-    budget_usd: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0,
-            help="stop before the spend ledger passes this (cumulative across runs sharing the "
-            "cache; see chatledger budget)",
-        ),
-    ] = None,
-    budget_name: Annotated[str, typer.Option(help="spend ledger the cap applies to")] = "default",
+    budget_usd: BudgetUsdOption = None,
+    budget_name: BudgetNameOption = "default",
     cache_dir: Annotated[
         Path | None,
         typer.Option(help="cache of model calls (default: $CHATLEDGER_CACHE_DIR or user cache)"),
@@ -105,14 +104,8 @@ def extract_command(
     temperature: Annotated[
         float | None, typer.Option(min=0.0, max=2.0, help="default: the provider's")
     ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(min=0.001, help="seconds before one request is abandoned and retried"),
-    ] = None,
-    max_attempts: Annotated[
-        int | None,
-        typer.Option(min=1, help="tries per call, the first included (default 5)"),
-    ] = None,
+    timeout: TimeoutOption = None,
+    max_attempts: MaxAttemptsOption = None,
     prices: Annotated[
         Path | None, typer.Option(help="price file (USD per Mtok) adding to the built-in one")
     ] = None,
@@ -143,13 +136,9 @@ def extract_command(
     validate_model_id(model)  # a bad id is one line before any file is read
     chunk_list = read_chunks(chunks)
     check_output_file(out)
-    settings = CallSettings()
-    if concurrency:
-        settings = replace(settings, concurrency=concurrency)
-    if timeout is not None:
-        settings = replace(settings, timeout_s=timeout)
-    if max_attempts is not None:
-        settings = replace(settings, max_attempts=max_attempts)
+    settings = call_settings(
+        CallSettings(), concurrency=concurrency, timeout=timeout, max_attempts=max_attempts
+    )
     hub = ProviderHub(
         settings=settings,
         # An offline extractor makes no calls: it needs no cache (nor a writable cache folder).

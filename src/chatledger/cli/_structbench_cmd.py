@@ -20,6 +20,13 @@ from chatledger.cli._app import (
     stdout,
     styled,
 )
+from chatledger.cli._model_options import (
+    BudgetNameOption,
+    BudgetUsdOption,
+    MaxAttemptsOption,
+    TimeoutOption,
+    call_settings,
+)
 
 if TYPE_CHECKING:
     from chatledger.structbench import (
@@ -325,30 +332,20 @@ def run_command(
     concurrency: Annotated[int, typer.Option(min=1, help="documents in flight")] = 4,
     max_tokens: Annotated[int, typer.Option(min=1, help="per call")] = 2048,
     temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0)] = None,
-    budget_usd: Annotated[
-        float | None,
-        typer.Option(min=0.0, help="stop before the spend ledger passes this (cumulative)"),
-    ] = None,
-    budget_name: Annotated[str, typer.Option(help="spend ledger the cap applies to")] = "default",
+    budget_usd: BudgetUsdOption = None,
+    budget_name: BudgetNameOption = "default",
     reasks: Annotated[
         int, typer.Option(min=0, help="schema re-asks per call (0 scores the first reply)")
     ] = 0,
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="on-disk call cache")] = True,
-    timeout: Annotated[
-        float | None,
-        typer.Option(min=0.001, help="seconds before one request is abandoned and retried"),
-    ] = None,
-    max_attempts: Annotated[
-        int | None,
-        typer.Option(min=1, help="tries per call, the first included (default 5)"),
-    ] = None,
+    timeout: TimeoutOption = None,
+    max_attempts: MaxAttemptsOption = None,
     resamples: ResamplesOption = 1000,
     run_dir: RunDirOption = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Prompt a model with one strategy over the dataset; write raw outputs, then score them."""
     import asyncio
-    from dataclasses import replace
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -369,11 +366,11 @@ def run_command(
         documents = documents[:limit]
     parse_model_id(model)  # a bad id is one readable error before any work starts
     options = CallOptions(model=model, max_tokens=max_tokens, temperature=temperature)
-    settings = CallSettings(concurrency=concurrency, max_reasks=reasks)
-    if timeout is not None:
-        settings = replace(settings, timeout_s=timeout)
-    if max_attempts is not None:
-        settings = replace(settings, max_attempts=max_attempts)
+    settings = call_settings(
+        CallSettings(concurrency=concurrency, max_reasks=reasks),
+        timeout=timeout,
+        max_attempts=max_attempts,
+    )
     call_cache = CompletionCache() if cache else None
 
     async def go(on_done: Callable[[], None]) -> RunOutcome:
