@@ -50,6 +50,7 @@ from fakes.llm_server import (
     Reply,
     anthropic_body,
     openai_body,
+    point_sdks_at,
 )
 
 ANTHROPIC_KEY = "sk-ant-test-SECRET-faults-1"
@@ -85,13 +86,13 @@ BAD_UTF8 = b'{"choices": [{"message": {"content": "\xff\xfe\xc3"}}]}\xff'
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as fake:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-        monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
-        # Were a base URL ever left out, the SDKs would still come here.
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.url + "/v1")
-        monkeypatch.setenv("CHATLEDGER_CACHE_DIR", str(tmp_path / "cache"))
+        point_sdks_at(
+            fake,
+            monkeypatch,
+            tmp_path / "cache",
+            anthropic_key=ANTHROPIC_KEY,
+            openai_key=OPENAI_KEY,
+        )
         yield fake
 
 

@@ -284,3 +284,21 @@ class _Discard(list[Received]):
 
 if __name__ == "__main__":
     _serve_fixed()
+
+
+def point_sdks_at(
+    fake: FakeLLMServer,
+    monkeypatch: Any,
+    cache_dir: Any,
+    *,
+    anthropic_key: str,
+    openai_key: str,
+) -> None:
+    """Keys and base URLs in the environment so that both SDKs talk to ``fake`` only (were a
+    base URL ever left out of a provider, the SDK would still come here), and a fresh cache."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", anthropic_key)
+    monkeypatch.setenv("OPENAI_API_KEY", openai_key)
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.url + "/v1")
+    monkeypatch.setenv("CHATLEDGER_CACHE_DIR", str(cache_dir))
