@@ -1,0 +1,7 @@
+"""Importing this module registers every reader. The order is the order ``--kind auto`` asks
+them in: formats with an unmistakable signature first (SQLite, a Slack workspace's
+``users.json`` + ``channels.json``, Messenger's ``message_1.json``, Telegram's ``result.json``,
+DiscordChatExporter's ``guild`` + ``channel``, signal-export's folders), then the text formats
+(WhatsApp's line pattern), CSV last."""
+
+from chatledger.corpus.exports import _csv as _csv

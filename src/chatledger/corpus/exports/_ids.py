@@ -1,0 +1,56 @@
+"""Stable ids: the same export imported again gives the same message and chunk ids, so
+extraction files and the call cache made from the first import still apply.
+
+A message id is ``m-`` and 12 hex digits of the SHA-256 of (conversation id, timestamp,
+speaker, text) — what the chunk shows of the message, after aliases and pseudonymisation, so
+nothing about the raw text is derived into the id. Two identical messages (same second, same
+speaker, same text) get ``-2``, ``-3`` …: duplicates share a timestamp, and messages come in
+time order, so only the current timestamp's ids are remembered (memory stays flat however long
+the export is).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slug(text: str, *, fallback: str = "chat") -> str:
+    """A lower-case, dash-separated id part (``"Family Trip 2026!"`` → ``family-trip-2026``)."""
+    value = _SLUG.sub("-", text.casefold()).strip("-")[:60].strip("-")
+    return value or fallback
+
+
+class MessageIds:
+    """Ids for the messages of one conversation, given in time order."""
+
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        self._timestamp: str | None = None
+        self._seen: dict[str, int] = {}
+
+    def next(self, timestamp: str, speaker: str, text: str) -> str:
+        digest = hashlib.sha256(
+            "\x1f".join((self.conversation_id, timestamp, speaker, text)).encode("utf-8")
+        ).hexdigest()[:12]
+        if timestamp != self._timestamp:
+            self._timestamp = timestamp
+            self._seen.clear()
+        count = self._seen.get(digest, 0) + 1
+        self._seen[digest] = count
+        return f"m-{digest}" if count == 1 else f"m-{digest}-{count}"
+
+
+class ConversationIds:
+    """Conversation ids from the export's own keys: their slug, made unique within an import."""
+
+    def __init__(self) -> None:
+        self._used: dict[str, int] = {}
+
+    def next(self, key: str) -> str:
+        base = slug(key)
+        count = self._used.get(base, 0) + 1
+        self._used[base] = count
+        return base if count == 1 else f"{base}-{count}"

@@ -1,0 +1,224 @@
+"""``import_chat_export``: an app's export in, ``chunks.jsonl`` (and the pseudonym map) out.
+
+One pass over the export (two with pseudonymisation: the first only collects names), one
+conversation at a time, each chunk written as soon as it closes: memory holds the chunk being
+built (and whatever a reader must hold to sort one conversation), not the export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chatledger.core import InputError, atomic_writer, dumps_json
+from chatledger.corpus.exports._chunking import ChunkingOptions, ChunkMessage, chunk_conversation
+from chatledger.corpus.exports._ids import ConversationIds, MessageIds
+from chatledger.corpus.exports._model import (
+    Conversation,
+    CsvMapping,
+    DateOrder,
+    ExportMessage,
+    ReadContext,
+    SkipLog,
+)
+from chatledger.corpus.exports._pseudonyms import MAP_FILE, Pseudonymiser, PseudonymMap
+from chatledger.corpus.exports._reader import EXPORT_READERS, ExportReader
+from chatledger.corpus.exports._source import ExportSource
+
+CHUNKS_FILE = "chunks.jsonl"
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    kind: str = "auto"
+    chunking: ChunkingOptions = field(default_factory=ChunkingOptions)
+    # Name as written in the export → the one name the person is shown under.
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    pseudonymise: bool = False
+    phone_region: str | None = None
+    date_order: DateOrder = "auto"
+    me: str = "me"
+    timezone: tzinfo | None = None
+    csv: CsvMapping = field(default_factory=CsvMapping)
+
+    def context(self) -> ReadContext:
+        return ReadContext(
+            date_order=self.date_order, me=self.me, timezone=self.timezone, csv=self.csv
+        )
+
+
+class ExportSummary(BaseModel):
+    """What an import read, kept and skipped (``--format json`` prints this)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    source: str
+    chunks_path: str
+    conversations: int
+    messages: int
+    participants: int
+    chunks: int
+    skipped: dict[str, int] = Field(default_factory=dict)
+    kinds: dict[str, int] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    pseudonyms_path: str | None = None
+    first_message: str | None = None
+    last_message: str | None = None
+
+
+def detect_kind(source: ExportSource) -> str:
+    """The first registered format whose reader recognises ``source``."""
+    for name in EXPORT_READERS:
+        if EXPORT_READERS.get(name).sniff(source):
+            return name
+    known = ", ".join(EXPORT_READERS.names())
+    raise InputError(
+        f"cannot tell which app this export comes from (known: {known}); give the kind, "
+        "e.g. chatledger corpus import whatsapp PATH",
+        path=source.path,
+    )
+
+
+def reader_for(kind: str) -> ExportReader:
+    try:
+        return EXPORT_READERS.get(kind)()
+    except KeyError as exc:
+        raise InputError(str(exc.args[0]), field="kind") from None
+
+
+def import_chat_export(
+    path: str | Path, out_dir: str | Path, options: ImportOptions | None = None
+) -> ExportSummary:
+    """Write ``out_dir/chunks.jsonl`` (and ``pseudonyms.json`` with ``pseudonymise``)."""
+    options = options or ImportOptions()
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError("is a file, expected a folder", path=out, field="--out")
+    with ExportSource.open_path(path) as source:
+        kind = detect_kind(source) if options.kind == "auto" else options.kind
+        reader = reader_for(kind)
+        pseudonymiser: Pseudonymiser | None = None
+        map_path = out / MAP_FILE
+        if options.pseudonymise:
+            names = _collect_names(reader, source, options)
+            mapping = PseudonymMap.load(map_path) if map_path.exists() else PseudonymMap()
+            pseudonymiser = Pseudonymiser(mapping, names, phone_region=options.phone_region)
+        context = options.context()
+        out.mkdir(parents=True, exist_ok=True)
+        writer = _Writer(options, pseudonymiser, context)
+        with atomic_writer(out / CHUNKS_FILE) as handle:
+            for conversation in reader.conversations(source, context):
+                for chunk in writer.chunks(conversation):
+                    handle.write(dumps_json(chunk, indent=None) + "\n")
+        if pseudonymiser is not None:
+            pseudonymiser.map.save(map_path)
+        if writer.naive_times and options.timezone is None:
+            context.note(
+                "the export gives local times without a time zone: timestamps are written "
+                "without one (pass --timezone, e.g. Europe/Berlin, to state it)"
+            )
+        return ExportSummary(
+            kind=kind,
+            source=str(source.path),
+            chunks_path=str(out / CHUNKS_FILE),
+            conversations=writer.conversations,
+            messages=writer.messages,
+            participants=len(writer.speakers),
+            chunks=writer.chunks_written,
+            skipped=dict(sorted(context.log.skipped.items())),
+            kinds=dict(sorted(context.log.kinds.items())),
+            notes=context.notes,
+            pseudonyms_path=str(map_path) if pseudonymiser is not None else None,
+            first_message=writer.first,
+            last_message=writer.last,
+        )
+
+
+def _collect_names(reader: ExportReader, source: ExportSource, options: ImportOptions) -> list[str]:
+    """Every participant name the export gives (speakers and listed members), aliased, in
+    order of first appearance: the names pseudonymisation replaces."""
+    seen: dict[str, None] = {}
+    scratch = replace(options, pseudonymise=False).context()
+    scratch.log = SkipLog()
+    for conversation in reader.conversations(source, scratch):
+        for member in conversation.members:
+            seen.setdefault(options.aliases.get(member, member), None)
+        for message in conversation.messages:
+            seen.setdefault(options.aliases.get(message.speaker, message.speaker), None)
+    return list(seen)
+
+
+class _Writer:
+    """Turns conversations into chunks, counting as it goes."""
+
+    def __init__(
+        self, options: ImportOptions, pseudonymiser: Pseudonymiser | None, context: ReadContext
+    ) -> None:
+        self.options = options
+        self.pseudonymiser = pseudonymiser
+        self.context = context
+        self.ids = ConversationIds()
+        self.conversations = 0
+        self.messages = 0
+        self.chunks_written = 0
+        self.speakers: set[str] = set()
+        self.naive_times = False
+        self.first: str | None = None
+        self.last: str | None = None
+
+    def chunks(self, conversation: Conversation) -> Iterator[dict[str, Any]]:
+        key, title = conversation.key, conversation.title
+        if self.pseudonymiser is not None:
+            key = self.pseudonymiser.text(key)
+            title = self.pseudonymiser.text(title) if title else title
+        conversation_id = self.ids.next(key)
+        messages = self._messages(conversation_id, conversation.messages)
+        produced = False
+        for chunk in chunk_conversation(conversation_id, title, messages, self.options.chunking):
+            produced = True
+            self.chunks_written += 1
+            yield chunk
+        if produced:
+            self.conversations += 1
+        else:
+            self.context.log.skip("conversation with no messages")
+
+    def _messages(
+        self, conversation_id: str, messages: Iterator[ExportMessage] | Any
+    ) -> Iterator[ChunkMessage]:
+        ids = MessageIds(conversation_id)
+        for message in messages:
+            speaker = self.options.aliases.get(message.speaker, message.speaker)
+            text = message.text
+            if self.pseudonymiser is not None:
+                speaker = self.pseudonymiser.name(speaker)
+                text = self.pseudonymiser.text(text)
+            moment = message.timestamp
+            if moment.tzinfo is None:
+                if self.options.timezone is not None:
+                    moment = moment.replace(tzinfo=self.options.timezone)
+                else:
+                    self.naive_times = True
+            stamp = iso_timestamp(moment)
+            self.messages += 1
+            self.speakers.add(speaker)
+            self.first = stamp if self.first is None or stamp < self.first else self.first
+            self.last = stamp if self.last is None or stamp > self.last else self.last
+            self.context.log.kept(message.kind)
+            yield ChunkMessage(ids.next(stamp, speaker, text), speaker, moment, stamp, text)
+
+
+def iso_timestamp(moment: datetime) -> str:
+    """ISO 8601 to the second (``Z`` for UTC); naive times stay naive."""
+    moment = moment.replace(microsecond=0)
+    if moment.tzinfo is None:
+        return moment.isoformat()
+    if moment.utcoffset() == timedelta(0):
+        return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return moment.isoformat()

@@ -1,0 +1,40 @@
+"""The reader interface, and the registry the import command finds readers in by name.
+
+A reader is registered once under its kind (``@EXPORT_READERS.register("whatsapp")``) and
+rebuilt by name. ``sniff`` says whether an export looks like this reader's format (``--kind
+auto`` asks every reader, in registration order, and takes the first yes); ``conversations``
+reads it. ``conversations`` may be called twice on one export (pseudonymisation first collects
+every name), so it must not consume anything it cannot read again.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from typing import ClassVar
+
+from chatledger.core import Registry
+from chatledger.corpus.exports._model import Conversation, ReadContext
+from chatledger.corpus.exports._source import ExportSource
+
+
+class ExportReader(ABC):
+    """Reads one chat-export format."""
+
+    kind: ClassVar[str]
+    # How the user gets the export out of the app: one line for --help and the docs.
+    how_to_export: ClassVar[str] = ""
+
+    @classmethod
+    @abstractmethod
+    def sniff(cls, source: ExportSource) -> bool:
+        """Whether ``source`` looks like this format (cheap: names and the first bytes)."""
+
+    @abstractmethod
+    def conversations(self, source: ExportSource, context: ReadContext) -> Iterator[Conversation]:
+        """The export's conversations, each with its messages in time order. Bad input the
+        user must fix raises :class:`InputError` naming file, line and field; an item that is
+        not a message (a system line, a service message) is counted in ``context.log``."""
+
+
+EXPORT_READERS: Registry[type[ExportReader]] = Registry("chat export format")
