@@ -1,53 +1,184 @@
-"""``chatledger corpus import ami|casino PATH --out DIR``."""
+"""``chatledger corpus import [KIND] PATH --out DIR`` and ``chatledger corpus reveal``.
+
+KIND is a chat app's export (whatsapp, telegram, slack, discord, imessage, messenger, signal,
+csv — or auto, the default, which tells them apart from the content) or a human-annotated
+corpus (ami, casino: chunks plus partial gold).
+"""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout, styled
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note, stdout, styled
 
-corpus_app = typer.Typer(help="Import human-annotated corpora as chunks + partial gold.")
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from chatledger.corpus.exports import ExportSummary, ImportOptions
+
+corpus_app = typer.Typer(
+    help="Import chat exports and human-annotated corpora as chunks; reveal pseudonyms.",
+    no_args_is_help=True,
+)
 app.add_typer(corpus_app, name="corpus")
 
-
-class CorpusKindName(StrEnum):
-    ami = "ami"
-    casino = "casino"
+ANNOTATED_KINDS = ("ami", "casino")
+# Spelled here so that --help needs no reader import; tests/test_cli_corpus.py checks the list.
+CHAT_KINDS = ("whatsapp", "telegram", "slack", "discord", "imessage", "messenger", "signal", "csv")
+KIND_HELP = ", ".join(("auto", *CHAT_KINDS, *ANNOTATED_KINDS))
 
 
 @corpus_app.command("import")
 def import_command(
-    kind: Annotated[CorpusKindName, typer.Argument(help="which corpus format")],
-    path: Annotated[Path, typer.Argument(help="the corpus folder (or CaSiNo file)")],
-    out: Annotated[Path, typer.Option("--out", help="folder for chunks.jsonl and gold.jsonl")],
+    arguments: Annotated[
+        list[str],
+        typer.Argument(metavar="[KIND] PATH", help=f"KIND: {KIND_HELP}; PATH: the export"),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="folder for chunks.jsonl (and gold.jsonl)")],
+    kind_option: Annotated[
+        str | None, typer.Option("--kind", help="the export's format (default: auto)")
+    ] = None,
+    gap: Annotated[
+        str, typer.Option(help="a silence longer than this starts a new chunk (0: never)")
+    ] = "6h",
     max_messages: Annotated[
-        int | None, typer.Option(help="AMI: split topic segments longer than this")
+        int | None, typer.Option(min=1, help="messages per chunk at most (default 40)")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="estimated tokens per chunk at most")
+    ] = None,
+    overlap: Annotated[
+        int, typer.Option(min=0, help="messages a full chunk passes on to the next")
+    ] = 0,
+    alias: Annotated[
+        list[str] | None,
+        typer.Option(help="'Ness=Ness Alderton': show a name under another (repeatable)"),
+    ] = None,
+    aliases: Annotated[
+        Path | None, typer.Option(help="YAML file of aliases: {alias: name} or {name: [aliases]}")
+    ] = None,
+    pseudonymise: Annotated[
+        bool,
+        typer.Option(
+            "--pseudonymise/--no-pseudonymise",
+            help="replace names, phone numbers, e-mails and URLs before anything sees them",
+        ),
+    ] = False,
+    phone_region: Annotated[
+        str | None, typer.Option(help="country for national phone numbers, e.g. GB, US, DE")
+    ] = None,
+    date_order: Annotated[
+        str, typer.Option(help="WhatsApp: auto, dmy or mdy (auto decides from the dates)")
+    ] = "auto",
+    timezone: Annotated[
+        str | None, typer.Option(help="zone of exports with local times, e.g. Europe/Berlin")
+    ] = None,
+    me: Annotated[str, typer.Option(help="iMessage: the name of the phone's owner")] = "me",
+    csv_map: Annotated[
+        Path | None,
+        typer.Option(help="CSV: YAML with timestamp, speaker, text, conversation, date_format"),
+    ] = None,
+    timestamp_column: Annotated[str | None, typer.Option(help="CSV: the time column")] = None,
+    speaker_column: Annotated[str | None, typer.Option(help="CSV: the sender column")] = None,
+    text_column: Annotated[str | None, typer.Option(help="CSV: the message column")] = None,
+    conversation_column: Annotated[
+        str | None, typer.Option(help="CSV: the conversation column")
+    ] = None,
+    date_format: Annotated[
+        str | None, typer.Option(help="CSV: strptime format of the time, e.g. '%d/%m/%Y %H:%M'")
     ] = None,
     annotated_only: Annotated[
         bool, typer.Option(help="CaSiNo: only dialogues with strategy labels")
     ] = False,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
-    """Write DIR/chunks.jsonl and DIR/gold.jsonl (gold records say which fields they cover)."""
+    """Read an export (or an annotated corpus) into DIR/chunks.jsonl, cut into chunks."""
+    from chatledger.core import InputError
+
+    kind, path = _kind_and_path(arguments, kind_option)
+    if kind in ANNOTATED_KINDS:
+        options: dict[str, object] = {}
+        if kind == "ami" and max_messages is not None:
+            options["max_messages"] = max_messages
+        if kind == "casino" and annotated_only:
+            options["annotated_only"] = True
+        _import_annotated(kind, path, out, options, output_format)
+        return
+    if kind != "auto" and kind not in CHAT_KINDS:
+        raise InputError(f"unknown kind {kind!r} (known: {KIND_HELP})", field="KIND")
+    from chatledger.corpus.exports import (
+        ChunkingOptions,
+        CsvMapping,
+        ImportOptions,
+        import_chat_export,
+        parse_duration,
+    )
+
+    chunking = ChunkingOptions(
+        gap=parse_duration(gap),
+        max_messages=max_messages if max_messages is not None else ChunkingOptions().max_messages,
+        max_tokens=max_tokens,
+        overlap=overlap,
+    )
+    if date_order not in ("auto", "dmy", "mdy"):
+        raise InputError(f"expected auto, dmy or mdy, got {date_order!r}", field="--date-order")
+    csv = _csv_mapping(
+        csv_map,
+        CsvMapping(
+            timestamp=timestamp_column,
+            speaker=speaker_column,
+            text=text_column,
+            conversation=conversation_column,
+            date_format=date_format,
+        ),
+    )
+    import_options = ImportOptions(
+        kind=kind,
+        chunking=chunking,
+        aliases=_aliases(alias or [], aliases),
+        pseudonymise=pseudonymise,
+        phone_region=_region(phone_region),
+        date_order=date_order,  # type: ignore[arg-type]  # checked just above
+        me=me,
+        timezone=_zone(timezone),
+        csv=csv,
+    )
+    summary = import_chat_export(path, out, import_options)
+    if output_format is OutputFormat.json:
+        emit_json(summary.model_dump(mode="json"))
+        return
+    _print_summary(summary, import_options)
+
+
+def _kind_and_path(arguments: list[str], kind_option: str | None) -> tuple[str, Path]:
+    from chatledger.core import InputError
+
+    if len(arguments) == 1:
+        return (kind_option or "auto"), Path(arguments[0])
+    if len(arguments) == 2:
+        kind, raw = arguments
+        if kind_option is not None and kind_option != kind:
+            raise InputError(f"KIND {kind!r} and --kind {kind_option!r} disagree", field="--kind")
+        return kind, Path(raw)
+    raise InputError(f"expected [KIND] PATH, got {len(arguments)} arguments", field="KIND")
+
+
+def _import_annotated(
+    kind: str, path: Path, out: Path, options: dict[str, object], output_format: OutputFormat
+) -> None:
     from rich.table import Table
 
     from chatledger.corpus import import_corpus
 
-    options: dict[str, object] = {}
-    if kind is CorpusKindName.ami and max_messages is not None:
-        options["max_messages"] = max_messages
-    if kind is CorpusKindName.casino and annotated_only:
-        options["annotated_only"] = True
-    summary = import_corpus(kind.value, path, out, **options)
+    summary = import_corpus(kind, path, out, **options)
     data = summary.to_dict()
     if output_format is OutputFormat.json:
         emit_json(data)
         return
-    table = Table(title=f"{kind.value} → {out}", title_justify="left")
+    table = Table(title=f"{kind} → {out}", title_justify="left")
     table.add_column("what")
     table.add_column("count", justify="right")
     for key in ("chunks", "messages", "gold_records"):
@@ -57,3 +188,136 @@ def import_command(
     for reason, count in sorted(data.get("dropped", {}).items()):
         table.add_row(styled(f"dropped: {reason}", "dim"), str(count))
     stdout.print(table)
+
+
+def _print_summary(summary: ExportSummary, options: ImportOptions) -> None:
+    table = _counts_table(summary)
+    stdout.print(table)
+    if summary.first_message and summary.last_message:
+        stdout.print(f"messages from {summary.first_message} to {summary.last_message}")
+    for text in summary.notes:
+        note(text)
+    if summary.pseudonyms_path:
+        note(
+            f"names, numbers, e-mails and URLs replaced; the map that undoes it is "
+            f"{summary.pseudonyms_path} — keep it private (chatledger corpus reveal uses it)",
+            label="pseudonymised",
+        )
+    stdout.print(f"chunks: {summary.chunks_path}")
+
+
+def _counts_table(summary: ExportSummary) -> Table:
+    from rich.table import Table
+
+    table = Table(title=f"{summary.kind} → {summary.chunks_path}", title_justify="left")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for key in ("conversations", "messages", "participants", "chunks"):
+        table.add_row(key, f"{getattr(summary, key):,}")
+    for kind, count in summary.kinds.items():
+        if kind != "text":
+            table.add_row(f"  of which {kind}", f"{count:,}")
+    for reason, count in summary.skipped.items():
+        table.add_row(styled(f"skipped: {reason}", "dim"), f"{count:,}")
+    return table
+
+
+def _aliases(pairs: list[str], path: Path | None) -> dict[str, str]:
+    """``alias → name`` from ``--alias A=B`` and an aliases file."""
+    from chatledger.core import InputError
+
+    found: dict[str, str] = {}
+    if path is not None:
+        from chatledger.corpus import read_config_file
+
+        data: Any = read_config_file(path)
+        if not isinstance(data, dict):
+            raise InputError("expected a mapping of alias to name (or name to aliases)", path=path)
+        for key, value in data.items():
+            if isinstance(value, str):
+                found[str(key)] = value
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                found.update({v: str(key) for v in value})
+            else:
+                raise InputError("expected a name or a list of aliases", path=path, field=str(key))
+    for pair in pairs:
+        written, sep, name = pair.partition("=")
+        if not sep or not written.strip() or not name.strip():
+            raise InputError(f"expected ALIAS=NAME, got {pair!r}", field="--alias")
+        found[written.strip()] = name.strip()
+    return found
+
+
+def _csv_mapping(path: Path | None, flags: Any) -> Any:
+    from chatledger.core import InputError
+    from chatledger.corpus.exports import CsvMapping
+
+    if path is None:
+        return flags
+    from chatledger.corpus import read_config_file
+
+    data: Any = read_config_file(path)
+    keys = ("timestamp", "speaker", "text", "conversation", "date_format")
+    if not isinstance(data, dict) or not all(
+        k in keys and isinstance(v, str) for k, v in data.items()
+    ):
+        raise InputError(f"expected a mapping with string values for {', '.join(keys)}", path=path)
+    given = {k: v for k, v in vars(flags).items() if v is not None}
+    return CsvMapping(**{**data, **given})
+
+
+def _zone(name: str | None) -> Any:
+    if name is None:
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from chatledger.core import InputError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InputError(
+            f"unknown time zone {name!r} (e.g. Europe/Berlin, UTC)", field="--timezone"
+        ) from None
+
+
+def _region(code: str | None) -> str | None:
+    if code is None:
+        return None
+    import phonenumbers
+
+    from chatledger.core import InputError
+
+    region = code.strip().upper()
+    if region not in phonenumbers.SUPPORTED_REGIONS:
+        raise InputError(f"unknown phone region {code!r} (a country code like GB, US, DE)",
+                         field="--phone-region")  # fmt: skip
+    return region
+
+
+@corpus_app.command("reveal")
+def reveal_command(
+    extractions: Annotated[Path, typer.Argument(help="an extraction file of pseudonymised chunks")],
+    map_file: Annotated[
+        Path, typer.Option("--map", help="the pseudonyms.json written beside the chunks")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="the extraction file with the originals")],
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """Put the real names, numbers, e-mails and URLs back into an extraction."""
+    from chatledger.core import check_output_file
+    from chatledger.corpus.exports import reveal_file
+
+    check_output_file(out)
+    summary = reveal_file(extractions, map_file, out)
+    if output_format is OutputFormat.json:
+        emit_json({**summary.to_dict(), "out": str(out)})
+        return
+    stdout.print(
+        f"revealed {summary.revealed} of {summary.lines} line(s) into {out}"
+        + (
+            f" ({summary.unreadable} unreadable line(s) copied as they were)"
+            if summary.unreadable
+            else ""
+        )
+    )
