@@ -109,7 +109,6 @@ def chunk_conversation(
         chunk["messages"] = [m.to_json() for m in current]
         return chunk
 
-    fresh = 0  # messages of ``current`` not carried over from the previous chunk
     for message in messages:
         cost = estimate_tokens(message.speaker, message.text)
         if current:
@@ -119,18 +118,20 @@ def chunk_conversation(
             full = len(current) >= options.max_messages or (
                 options.max_tokens is not None and tokens + cost > options.max_tokens
             )
-            if fresh == 0 and (silent or full):
-                # Only carried-over messages so far: never a chunk of repeats. Drop them (a
-                # silence ends their context; a token limit has no room for them).
-                current, tokens = [], 0
-            elif silent or full:
+            if silent or full:
                 yield close()
-                kept = current[len(current) - options.overlap :] if full and options.overlap else []
-                current = list(kept)
-                tokens = sum(estimate_tokens(m.speaker, m.text) for m in current)
-                fresh = 0
+                # Carry the last messages over only past a cut for size, and only when they
+                # leave room for the next message (never a chunk of repeats alone).
+                carry = (
+                    current[len(current) - options.overlap :]
+                    if full and not silent and options.overlap
+                    else []
+                )
+                carried = sum(estimate_tokens(m.speaker, m.text) for m in carry)
+                if options.max_tokens is not None and carried + cost > options.max_tokens:
+                    carry, carried = [], 0
+                current, tokens = list(carry), carried
         current.append(message)
         tokens += cost
-        fresh += 1
-    if fresh:
+    if current:
         yield close()

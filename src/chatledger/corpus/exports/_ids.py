@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import re
 
-_SLUG = re.compile(r"[^a-z0-9]+")
+_SLUG = re.compile(r"[\W_]+")
 
 
 def slug(text: str, *, fallback: str = "chat") -> str:
-    """A lower-case, dash-separated id part (``"Family Trip 2026!"`` → ``family-trip-2026``)."""
+    """A lower-case, dash-separated id part (``"Family Trip 2026!"`` → ``family-trip-2026``;
+    letters of any script are kept: ``"Zoë & Co"`` → ``zoë-co``)."""
     value = _SLUG.sub("-", text.casefold()).strip("-")[:60].strip("-")
     return value or fallback
 

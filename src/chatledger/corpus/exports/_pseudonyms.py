@@ -174,8 +174,13 @@ class Pseudonymiser:
                 continue
             if digits >= 8 and not any(s <= match.start() < e for s, e in spans):
                 spans.append((match.start(), match.end()))
-        for start, end in sorted(spans, reverse=True):
-            text = text[:start] + self._placeholder("PHONE", text[start:end]) + text[end:]
+        # Numbered in reading order, replaced from the end so earlier spans keep their place.
+        keys = [
+            (start, end, self._placeholder("PHONE", text[start:end]))
+            for start, end in sorted(spans)
+        ]
+        for start, end, key in reversed(keys):
+            text = text[:start] + key + text[end:]
         return text
 
 
