@@ -5,4 +5,5 @@ DiscordChatExporter's ``guild`` + ``channel``, signal-export's folders), then th
 (WhatsApp's line pattern), CSV last."""
 
 from chatledger.corpus.exports import _slack as _slack  # isort: skip (sniff order)
+from chatledger.corpus.exports import _whatsapp as _whatsapp  # isort: skip (sniff order)
 from chatledger.corpus.exports import _csv as _csv
