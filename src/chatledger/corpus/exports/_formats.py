@@ -4,6 +4,7 @@ them in: formats with an unmistakable signature first (SQLite, a Slack workspace
 DiscordChatExporter's ``guild`` + ``channel``, signal-export's folders), then the text formats
 (WhatsApp's line pattern), CSV last."""
 
+from chatledger.corpus.exports import _imessage as _imessage  # isort: skip (sniff order)
 from chatledger.corpus.exports import _slack as _slack  # isort: skip (sniff order)
 from chatledger.corpus.exports import _whatsapp as _whatsapp  # isort: skip (sniff order)
 from chatledger.corpus.exports import _csv as _csv
