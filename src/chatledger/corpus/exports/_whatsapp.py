@@ -77,8 +77,9 @@ from chatledger.corpus.exports._reader import EXPORT_READERS, ExportReader
 from chatledger.corpus.exports._source import ExportSource
 
 _MARKS = "\u200e\u200f"
-_NO_MARKS = str.maketrans("", "", _MARKS)
-_WIDE = str.maketrans({"\u00a0": " ", "\u202f": " "})
+# For matching only: marks dropped, no-break spaces made plain (the text itself keeps them).
+_ODD = re.compile("[\u200e\u200f\u00a0\u202f]")
+_PLAIN = str.maketrans({"\u200e": None, "\u200f": None, "\u00a0": " ", "\u202f": " "})
 _SP = "[ \u00a0\u202f]"  # the spaces exports put inside a timestamp
 _M = "[\u200e\u200f]*"  # marks, ignored anywhere in the prefix
 _PREFIX = re.compile(
@@ -96,7 +97,7 @@ _PREFIX = re.compile(
     re.VERBOSE,
 )
 _STARTS = frozenset("0123456789[\ufeff\u200e\u200f")
-_QUOTES = ('"', "\u201c", "\u201d", "\u201e", "\u00ab", "\u00bb")
+_QUOTES = re.compile('["\u201c\u201d\u201e\u00ab\u00bb]')
 
 # Notices that are never a person's words, whoever the export names as their speaker: the
 # ones at the start of the text, and the security-code changes (searched when named).
@@ -335,12 +336,12 @@ def _start(match: re.Match[str], line: str, number: int, dates: _Dates) -> _Pend
             return _Pending(number, moment, "", rest, skip="system message")
     head, text = rest[:cut], rest[cut + 2 :]
     speaker = _speaker(head)
-    if not speaker or sum(head.count(q) for q in _QUOTES) % 2:
+    if not speaker or len(_QUOTES.findall(head)) % 2:
         # No name, or an event whose quoted subject holds the colon:
         # 'Ness changed the subject from "Trip" to "Trip: Lisbon"'.
         return _Pending(number, moment, "", rest, skip="system message")
     marked = text[:1] in _MARKS
-    probe = text.lstrip(_MARKS).translate(_WIDE)
+    probe = _plain(text.lstrip(_MARKS))
     skip = None
     if _NOTICE.match(probe) or (
         ("security code" in probe or "Sicherheitsnummer" in probe) and _CODE_CHANGED.match(probe)
@@ -348,14 +349,18 @@ def _start(match: re.Match[str], line: str, number: int, dates: _Dates) -> _Pend
         skip = "system message"
     elif marked or probe.startswith(speaker):
         # Only an event marked by iOS, or naming the speaker themself, is a system line.
-        event = _EVENT.match(probe.translate(_NO_MARKS))
+        event = _EVENT.match(probe)
         if event is not None and (marked or _speaker(event["who"]) == speaker):
             skip = "system message"
     return _Pending(number, moment, speaker, text.lstrip(_MARKS), skip=skip)
 
 
+def _plain(text: str) -> str:
+    return text.translate(_PLAIN) if _ODD.search(text) else text
+
+
 def _speaker(head: str) -> str:
-    name = head.translate(_NO_MARKS).translate(_WIDE).strip()
+    name = _plain(head).strip()
     if name.startswith("~ ") or name.startswith("~"):
         name = name[1:].lstrip()
     return name
@@ -373,15 +378,14 @@ def _finish(pending: _Pending, context: ReadContext) -> tuple[ExportMessage | No
         stripped = _EDITED.sub("", text)
         edited = stripped != text
         text = stripped.rstrip()
-    first = text.split("\n", 1)[0].translate(_WIDE).strip()
-    if _DELETED.fullmatch(first.translate(_NO_MARKS)) and "\n" not in text:
+    probe = _plain(text.split("\n", 1)[0]).strip()
+    if "\n" not in text and _DELETED.fullmatch(probe):
         context.log.skip("deleted message")
         return None, edited
-    if not text.strip():
+    if not text:
         context.log.skip("empty message")
         return None, edited
     kind: MessageKind = "text"
-    probe = first.translate(_NO_MARKS)
     if probe.endswith(_MEDIA_ENDS) and _MEDIA.fullmatch(probe):
         kind = "media"
     elif _CALL.fullmatch(probe):
