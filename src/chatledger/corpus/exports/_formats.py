@@ -8,5 +8,6 @@ from chatledger.corpus.exports import _imessage as _imessage  # isort: skip (sni
 from chatledger.corpus.exports import _slack as _slack  # isort: skip (sniff order)
 from chatledger.corpus.exports import _telegram as _telegram  # isort: skip (sniff order)
 from chatledger.corpus.exports import _discord as _discord  # isort: skip (sniff order)
+from chatledger.corpus.exports import _signal as _signal  # isort: skip (sniff order)
 from chatledger.corpus.exports import _whatsapp as _whatsapp  # isort: skip (sniff order)
 from chatledger.corpus.exports import _csv as _csv
