@@ -202,6 +202,11 @@ def test_sniff_wants_sqlite_with_the_message_tables(tmp_path: Path) -> None:
     with ExportSource.open_path(CHAT_DB) as source:
         assert IMessageReader.sniff(source)
         assert detect_kind(source) == "imessage"
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    shutil.copyfile(CHAT_DB, backup / "sms.db")  # an iPhone backup's copy of the same tables
+    with ExportSource.open_path(backup) as source:
+        assert detect_kind(source) == "imessage"
     other = tmp_path / "other.db"
     db = sqlite3.connect(other)
     db.execute("CREATE TABLE message (id INTEGER)")

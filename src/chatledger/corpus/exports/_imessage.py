@@ -55,7 +55,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLE_EPOCH = datetime(2001, 1, 1, tzinfo=UTC)
 _NANOSECONDS_FROM = 10**11
 OBJECT_REPLACEMENT = "\ufffc"
-_DB_NAMES = ("chat.db",)
+_DB_NAMES = ("chat.db", "sms.db")  # a Mac's; an iPhone backup's
 # Columns read from ``message``; any an older macOS lacks is read as NULL.
 _MESSAGE_COLUMNS = (
     "guid",

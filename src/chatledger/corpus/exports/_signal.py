@@ -14,8 +14,8 @@ second ``Alice``), holding:
   reactions as ``(- Jim: 👍 -)``, stickers as ``(( 👍 ))`` or a sticker link, attachments as
   ``![name](./media/…)`` / ``[name](./media/…)`` / ``(media not exported)``. Read when there is
   no ``data.json``; a line inside a message that happens to look like a header starts a new one.
-* ``index.html`` (not read), ``media/``, and with ``--chat-members`` a ``meta.json`` whose
-  ``members`` give the conversation's members.
+* ``index.html`` (not read) and ``media/``. A group's ``meta.json`` beside them (what a separate
+  ``sigexport --chat-members`` run writes, copied into the chat's folder) gives its members.
 
 The export may be the whole ``DEST`` folder (or a zip of it), one chat's folder, or one
 ``data.json`` / ``chat.md`` file.
@@ -25,10 +25,10 @@ The export may be the whole ``DEST`` folder (or a zip of it), one chat's folder,
 * **Speakers**: the names it writes; your own messages are ``Me`` → the ``--me`` name; a sender
   it could not name (``No-Sender``) → ``unknown``.
 * **Kept**: messages with text; attachments as one ``[file: NAME]`` line each (``[media]`` or
-  ``[file]`` for one the export left out; kind ``media`` when there is no text); stickers as
-  ``[sticker 👍]`` (kind ``sticker``). A reply's
-  quote is not added to its text; its ``reply_to`` is the earlier message of the chat with that
-  text, when there is one. ``native_id`` is the message's line number in the file.
+  ``[attachment]`` for one the export left out; kind ``media`` when there is no text); stickers
+  as ``[sticker 👍]`` (kind ``sticker``). A reply's quote is not added to its text; its
+  ``reply_to`` is the latest earlier message of the chat with that text, when there is one.
+  ``native_id`` is the message's line number in the file.
 * **Skipped, counted**: ``reaction`` (each one; reactions are not messages), ``deleted message``
   (deleted for everyone), ``call`` (call records), ``empty message`` (no text, attachment or
   sticker: group and settings notices such as timer or group changes reach the export so).
