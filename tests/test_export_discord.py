@@ -227,3 +227,19 @@ def test_unknown_user_mentions_stay_raw_and_a_call_without_an_end_is_just_a_call
         ("a.b", "2026-01-01T10:01:00Z", "[call]"),
         ("a.b", "2026-01-01T10:02:00Z", "[call, under a minute]"),
     ]
+
+
+def test_a_channel_split_into_parts_is_one_conversation(tmp_path: Path) -> None:
+    # DCE --partition writes "… [part 1].json", "… [part 2].json": same channel, same header.
+    whole = json.loads(GENERAL.read_text(encoding="utf-8"))
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    stem = GENERAL.stem
+    for number, messages in ((1, whole["messages"][:5]), (2, whole["messages"][5:])):
+        part = {**whole, "messages": messages, "messageCount": len(messages)}
+        (folder / f"{stem} [part {number}].json").write_text(json.dumps(part), encoding="utf-8")
+    summary = import_chat_export(folder, tmp_path / "split")
+    assert (summary.conversations, summary.messages, summary.chunks) == (1, 9, 2)
+    import_chat_export(GENERAL, tmp_path / "one")
+    split_text = (tmp_path / "split" / "chunks.jsonl").read_text(encoding="utf-8")
+    assert split_text == (tmp_path / "one" / "chunks.jsonl").read_text(encoding="utf-8")

@@ -24,6 +24,9 @@ A message is kept when its ``type`` is ``Default`` or ``Reply`` (or a bot's answ
   (``timestampEdited``) has its current text, the only one exported (counted in a note);
 * a **call** (``Call``, in direct messages) is kept as kind ``call``: ``[call, 12 min]``.
 
+A channel DCE split into several files (``--partition``: ``… [part 2].json``) is one
+conversation: files with the same channel id are merged.
+
 Not kept, and counted: every other type — DCE's system messages (``GuildMemberJoin``,
 ``ChannelPinnedMessage``, ``RecipientAdd``, ``ChannelNameChange``, ``ThreadCreated``, boosts …)
 — as ``system message``; messages with nothing in them (``empty message``); and each reaction
@@ -58,6 +61,7 @@ _REPLY = {"Reply", "19"}
 _DIRECT = {"DirectTextChat", "DirectGroupTextChat"}
 _RAW_USER = re.compile(r"<@!?(\d+)>")
 _RAW_EMOJI = re.compile(r"<a?:(\w+):\d+>")
+_CHANNEL_ID = re.compile(r'"channel"\s*:\s*\{\s*"id"\s*:\s*"?(\d+)')
 
 
 @EXPORT_READERS.register("discord")
@@ -75,7 +79,8 @@ class DiscordReader(ExportReader):
 
     def conversations(self, source: ExportSource, context: ReadContext) -> Iterator[Conversation]:
         names = [n for n in source.names() if n.lower().endswith(".json")]
-        files = [n for n in names if _is_dce(_head(source, n))]
+        heads = {n: _head(source, n) for n in names}
+        files = [n for n in names if _is_dce(heads[n])]
         if not files:
             shown = names[0] if len(names) == 1 else None
             raise InputError(
@@ -89,9 +94,14 @@ class DiscordReader(ExportReader):
                 f"{len(others)} .json file(s) that are not DiscordChatExporter exports were "
                 f"left out: {', '.join(others[:3])}{' …' if len(others) > 3 else ''}"
             )
-        edited = 0
+        # A channel DCE split into parts ("… [part 2].json") is one conversation.
+        channels: dict[str, list[str]] = {}
         for name in files:
-            conversation, count = _read_file(source, name, context)
+            found = _CHANNEL_ID.search(heads[name])
+            channels.setdefault(found.group(1) if found else name, []).append(name)
+        edited = 0
+        for parts in channels.values():
+            conversation, count = _read_files(source, parts, context)
             edited += count
             yield conversation
         if edited:
@@ -112,33 +122,43 @@ def _is_dce(head: str) -> bool:
     )
 
 
-def _read_file(source: ExportSource, name: str, context: ReadContext) -> tuple[Conversation, int]:
-    where = source.describe(name)
-    try:
-        data = json.loads(source.read_text(name))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=where, line=exc.lineno) from None
-    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise InputError(
-            "not a DiscordChatExporter export: expected 'messages' to be a list", path=where
-        )
-    guild, channel = _dict(data.get("guild")), _dict(data.get("channel"))
-    channel_id = channel.get("id")
-    key = f"dc{channel_id}" if isinstance(channel_id, str | int) and str(channel_id) else ""
+def _read_files(
+    source: ExportSource, parts: list[str], context: ReadContext
+) -> tuple[Conversation, int]:
+    """One channel: its file, or the parts DCE split it into (``--partition``)."""
     messages: list[ExportMessage] = []
     names: dict[str, None] = {}
     edited = 0
-    for index, raw in enumerate(data["messages"]):
-        if not isinstance(raw, dict):
-            raise InputError("expected a message object", path=where, field=f"messages[{index}]")
-        message = _message(raw, names, context, where, index)
-        if message is not None:
-            messages.append(message)
-            edited += bool(raw.get("timestampEdited"))
+    key, title = "", None
+    for number, name in enumerate(parts):
+        where = source.describe(name)
+        try:
+            data = json.loads(source.read_text(name))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", path=where, line=exc.lineno) from None
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+            raise InputError(
+                "not a DiscordChatExporter export: expected 'messages' to be a list", path=where
+            )
+        if number == 0:
+            guild, channel = _dict(data.get("guild")), _dict(data.get("channel"))
+            channel_id = channel.get("id")
+            if isinstance(channel_id, str | int) and str(channel_id):
+                key = f"dc{channel_id}"
+            title = _title(guild, channel)
+        for index, raw in enumerate(data["messages"]):
+            if not isinstance(raw, dict):
+                raise InputError(
+                    "expected a message object", path=where, field=f"messages[{index}]"
+                )
+            message = _message(raw, names, context, where, index)
+            if message is not None:
+                messages.append(message)
+                edited += bool(raw.get("timestampEdited"))
     return (
         Conversation(
-            key=key or f"dc-{PurePosixPath(name).stem}",
-            title=_title(guild, channel),
+            key=key or f"dc-{PurePosixPath(parts[0]).stem}",
+            title=title,
             messages=in_time_order(messages),
             members=tuple(names),
         ),
