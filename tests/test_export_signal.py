@@ -2,8 +2,8 @@
 
 ``signal-chats/`` is a default export (both ``data.json`` — JSON Lines — and ``chat.md`` per
 chat, ``index.html``, a group's ``meta.json``): AyaSmith, a one-to-one chat of 10 messages
-(a reply, a photo, a file, reactions, a deleted message, a call, a sticker, a notice with no
-text, an attachment left out of the export), and CabinCrew, a group of 5. ``markdown-only/``
+(a reply, a photo, a file, reactions, a deleted message, a call record, a sticker, a notice
+with no text, an attachment left out of the export), and CabinCrew, a group of 5. ``markdown-only/``
 is a ``--no-json`` export in the older ``[YYYY-MM-DD, HH:MM]`` style. signal-export writes the
 exporting computer's local time with no zone, so the times are naive (written without one).
 """
@@ -33,7 +33,7 @@ FIXTURES = Path(__file__).resolve().parent / "data" / "exports" / "signal"
 EXPORT = FIXTURES / "signal-chats"
 MARKDOWN = FIXTURES / "markdown-only"
 
-SKIPPED = {"call": 1, "deleted message": 1, "empty message": 2, "reaction": 6}
+SKIPPED = {"deleted message": 1, "empty message": 2, "reaction": 6}
 NAIVE_NOTE = (
     "the export gives local times without a time zone: timestamps are written without one "
     "(pass --timezone, e.g. Europe/Berlin, to state it)"
@@ -42,13 +42,13 @@ NAIVE_NOTE = (
 
 def test_import_counts_messages_skips_and_kinds(tmp_path: Path) -> None:
     summary = import_chat_export(EXPORT, tmp_path, ImportOptions(kind="signal", me="Lee"))
-    # AyaSmith keeps 7 of 10 (deleted, call, empty notice skipped); CabinCrew 4 of 5.
-    assert summary.messages == 11
+    # AyaSmith keeps 8 of 10 (the deleted message and the empty notice skipped); CabinCrew 4 of 5.
+    assert summary.messages == 12
     assert summary.conversations == 2
     assert summary.participants == 4  # Lee, Aya Smith, Priya Shah, Jim Brown
     # Reactions: 1 + 2 in AyaSmith, 3 in CabinCrew.
     assert summary.skipped == SKIPPED
-    assert summary.kinds == {"media": 1, "sticker": 1, "text": 9}
+    assert summary.kinds == {"call": 1, "media": 1, "sticker": 1, "text": 9}
     assert summary.notes == [NAIVE_NOTE]
     assert (summary.first_message, summary.last_message) == (
         "2024-05-01T09:15:02",
@@ -57,7 +57,7 @@ def test_import_counts_messages_skips_and_kinds(tmp_path: Path) -> None:
     chunks = read_chunks(tmp_path / "chunks.jsonl")
     # AyaSmith breaks at the night before the 2 May message (gap 6 h).
     assert [(c.chunk_id, c.title, len(c.messages)) for c in chunks] == [
-        ("ayasmith-0001", "AyaSmith", 6),
+        ("ayasmith-0001", "AyaSmith", 7),
         ("ayasmith-0002", "AyaSmith", 1),
         ("cabincrew-0001", "CabinCrew", 4),
     ]
@@ -74,6 +74,8 @@ def test_speakers_times_texts_attachments_and_stickers(tmp_path: Path) -> None:
         ("2024-05-01T09:17:05", "Aya Smith", "Great, bring the stove"),
         ("2024-05-01T09:18:00", "me", "[file: photo.jpg]"),
         ("2024-05-01T09:18:30", "Aya Smith", "Nice view\nIs that the lake?\n[file: lake map.pdf]"),
+        # A call record is kept as kind call, as the other formats keep calls.
+        ("2024-05-01T09:20:00", "me", "[Outgoing voice call (accepted, 2m 5s)]"),
         ("2024-05-01T09:25:00", "Aya Smith", "[sticker 🎉]"),
     ]
     assert [(m.timestamp, m.text) for m in second.messages] == [
@@ -103,7 +105,9 @@ def test_replies_ids_and_members_from_the_reader() -> None:
     # native_id: the line in data.json; a reply points at the line of the quoted message.
     assert [(m.native_id, m.reply_to) for m in aya[:3]] == [("1", None), ("2", None), ("3", "2")]
     assert (crew[2].speaker, crew[2].native_id, crew[2].reply_to) == ("Lee", "3", "2")
-    assert [m.kind for m in aya] == ["text", "text", "text", "media", "text", "sticker", "text"]
+    assert [m.kind for m in aya] == [
+        "text", "text", "text", "media", "text", "call", "sticker", "text",
+    ]  # fmt: skip
     # Naive: the exporting computer's local time, to the microsecond as data.json has it.
     assert aya[0].timestamp.isoformat() == "2024-05-01T09:15:02.123000"
     assert aya[0].timestamp.tzinfo is None
@@ -126,9 +130,9 @@ def test_chat_md_alone_reads_the_same_as_data_json(tmp_path: Path) -> None:
 def test_an_older_markdown_only_export(tmp_path: Path) -> None:
     summary = import_chat_export(MARKDOWN, tmp_path, ImportOptions(me="Lee"))
     assert summary.kind == "signal"
-    assert (summary.messages, summary.conversations, summary.chunks) == (5, 1, 1)
-    assert summary.skipped == {"call": 1, "reaction": 1}
-    assert summary.kinds == {"media": 1, "sticker": 1, "text": 3}
+    assert (summary.messages, summary.conversations, summary.chunks) == (6, 1, 1)
+    assert summary.skipped == {"reaction": 1}
+    assert summary.kinds == {"call": 1, "media": 1, "sticker": 1, "text": 3}
     (chunk,) = read_chunks(tmp_path / "chunks.jsonl")
     assert chunk.title == "JimBrown"
     assert [(m.timestamp, m.speaker, m.text) for m in chunk.messages] == [
@@ -136,7 +140,8 @@ def test_an_older_markdown_only_export(tmp_path: Path) -> None:
         # The quote block before the body is dropped; a colon in the text stays.
         ("2023-11-20T07:46:00", "Lee", "No worries: I'll wait by the café"),
         ("2023-11-20T07:50:00", "Jim Brown", "[sticker 😅]"),
-        # The "Missed voice call" record is skipped; a header right after a line still splits.
+        ("2023-11-20T07:52:00", "Jim Brown", "[Missed voice call]"),
+        # A header right after a message's line (no blank line between) still starts one.
         ("2023-11-20T07:58:00", "Jim Brown", "Here now, platform 2"),
         ("2023-11-20T07:59:00", "Lee", "[file: IMG_20231120_075900.jpg]"),
     ]
@@ -147,7 +152,7 @@ def test_one_chat_folder_one_file_or_a_zip(tmp_path: Path) -> None:
         with ExportSource.open_path(path) as source:
             assert detect_kind(source) == "signal"
         summary = import_chat_export(path, tmp_path / path.name, ImportOptions())
-        assert (summary.messages, summary.chunks) == (7, 2)
+        assert (summary.messages, summary.chunks) == (8, 2)
         assert read_chunks(tmp_path / path.name / "chunks.jsonl")[0].chunk_id == "ayasmith-0001"
     archive = tmp_path / "signal.zip"
     with zipfile.ZipFile(archive, "w") as out:
@@ -155,7 +160,7 @@ def test_one_chat_folder_one_file_or_a_zip(tmp_path: Path) -> None:
             if path.is_file():
                 out.write(path, "signal-chats/" + path.relative_to(EXPORT).as_posix())
     summary = import_chat_export(archive, tmp_path / "zip", ImportOptions())
-    assert (summary.kind, summary.messages, summary.conversations) == ("signal", 11, 2)
+    assert (summary.kind, summary.messages, summary.conversations) == ("signal", 12, 2)
 
 
 def test_timezone_states_the_zone_of_the_naive_times(tmp_path: Path) -> None:

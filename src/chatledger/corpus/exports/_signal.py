@@ -28,10 +28,11 @@ The export may be the whole ``DEST`` folder (or a zip of it), one chat's folder,
   ``[attachment]`` for one the export left out; kind ``media`` when there is no text); stickers
   as ``[sticker 👍]`` (kind ``sticker``). A reply's quote is not added to its text; its
   ``reply_to`` is the latest earlier message of the chat with that text, when there is one.
-  ``native_id`` is the message's line number in the file.
+  ``native_id`` is the message's line number in the file. Call records as kind ``call``, their
+  description in brackets (``[Missed voice call]``), as the other formats keep calls.
 * **Skipped, counted**: ``reaction`` (each one; reactions are not messages), ``deleted message``
-  (deleted for everyone), ``call`` (call records), ``empty message`` (no text, attachment or
-  sticker: group and settings notices such as timer or group changes reach the export so).
+  (deleted for everyone), ``empty message`` (no text, attachment or sticker: group and
+  settings notices such as timer or group changes reach the export so).
 """
 
 from __future__ import annotations
@@ -184,11 +185,11 @@ def _messages(parsed: list[_Parsed], context: ReadContext) -> Iterator[ExportMes
         if item.deleted:
             context.log.skip("deleted message")
             continue
-        if item.call:
-            context.log.skip("call")
-            continue
         body = item.body
         kind: MessageKind = "text"
+        if item.call:
+            # A call record, as the other formats keep them: kind call, in brackets.
+            body, kind = f"[{body.strip() or 'call'}]", "call"
         extras = [a if a.startswith("[") else f"[file: {a}]" for a in item.attachments]
         if item.sticker is not None:
             extras.append(f"[sticker {item.sticker}]" if item.sticker else "[sticker]")
@@ -202,7 +203,7 @@ def _messages(parsed: list[_Parsed], context: ReadContext) -> Iterator[ExportMes
             text = "\n".join([body, *extras])
         native = str(item.line)
         reply_to = by_text.get(item.quote) if item.quote else None
-        if body.strip():
+        if body.strip() and kind == "text":
             by_text[body] = native
         kept.append(
             ExportMessage(
