@@ -57,9 +57,9 @@ def test_import_counts_messages_skips_and_kinds(tmp_path: Path) -> None:
     chunks = read_chunks(tmp_path / "chunks.jsonl")
     # AyaSmith breaks at the night before the 2 May message (gap 6 h).
     assert [(c.chunk_id, c.title, len(c.messages)) for c in chunks] == [
-        ("ayasmith-0001", "AyaSmith", 7),
-        ("ayasmith-0002", "AyaSmith", 1),
-        ("cabincrew-0001", "CabinCrew", 4),
+        ("aya-smith-0001", "Aya Smith", 7),
+        ("aya-smith-0002", "Aya Smith", 1),
+        ("cabin-crew-0001", "Cabin Crew", 4),
     ]
 
 
@@ -98,8 +98,9 @@ def test_replies_ids_and_members_from_the_reader() -> None:
             for c in SignalReader().conversations(source, context)
         ]
     assert [(key, members) for key, members, _ in chats] == [
-        ("AyaSmith", ()),
-        ("CabinCrew", ("Aya Smith", "Jim Brown", "Priya Shah")),  # from meta.json
+        # The folder AyaSmith spells its speaker Aya Smith; the group's name is in meta.json.
+        ("Aya Smith", ()),
+        ("Cabin Crew", ("Aya Smith", "Jim Brown", "Priya Shah")),
     ]
     aya, crew = chats[0][2], chats[1][2]
     # native_id: the line in data.json; a reply points at the line of the quoted message.
@@ -134,7 +135,7 @@ def test_an_older_markdown_only_export(tmp_path: Path) -> None:
     assert summary.skipped == {"reaction": 1}
     assert summary.kinds == {"call": 1, "media": 1, "sticker": 1, "text": 3}
     (chunk,) = read_chunks(tmp_path / "chunks.jsonl")
-    assert chunk.title == "JimBrown"
+    assert chunk.title == "Jim Brown"
     assert [(m.timestamp, m.speaker, m.text) for m in chunk.messages] == [
         ("2023-11-20T07:45:00", "Jim Brown", "Train is delayed, ETA 08:30"),
         # The quote block before the body is dropped; a colon in the text stays.
@@ -153,7 +154,7 @@ def test_one_chat_folder_one_file_or_a_zip(tmp_path: Path) -> None:
             assert detect_kind(source) == "signal"
         summary = import_chat_export(path, tmp_path / path.name, ImportOptions())
         assert (summary.messages, summary.chunks) == (8, 2)
-        assert read_chunks(tmp_path / path.name / "chunks.jsonl")[0].chunk_id == "ayasmith-0001"
+        assert read_chunks(tmp_path / path.name / "chunks.jsonl")[0].chunk_id == "aya-smith-0001"
     archive = tmp_path / "signal.zip"
     with zipfile.ZipFile(archive, "w") as out:
         for path in sorted(EXPORT.rglob("*")):
@@ -161,6 +162,25 @@ def test_one_chat_folder_one_file_or_a_zip(tmp_path: Path) -> None:
                 out.write(path, "signal-chats/" + path.relative_to(EXPORT).as_posix())
     summary = import_chat_export(archive, tmp_path / "zip", ImportOptions())
     assert (summary.kind, summary.messages, summary.conversations) == ("signal", 12, 2)
+
+
+def test_pseudonymised_chunks_hold_no_name_not_even_the_folders(tmp_path: Path) -> None:
+    import_chat_export(EXPORT, tmp_path, ImportOptions(me="Lee Grant", pseudonymise=True))
+    text = (tmp_path / "chunks.jsonl").read_text(encoding="utf-8")
+    for secret in ("Aya", "Smith", "Jim", "Brown", "Priya", "Shah", "Lee", "Grant"):
+        assert secret not in text, secret
+    chunks = read_chunks(tmp_path / "chunks.jsonl")
+    assert [c.chunk_id for c in chunks] == ["person-a-0001", "person-a-0002", "cabin-crew-0001"]
+
+
+def test_a_folder_that_spells_no_name_is_the_title(tmp_path: Path) -> None:
+    chat = tmp_path / "NotetoSelf"
+    chat.mkdir()
+    line = (EXPORT / "AyaSmith" / "data.json").read_text(encoding="utf-8").splitlines()[1]
+    (chat / "data.json").write_text(line + "\n", encoding="utf-8")  # one message, from Me
+    import_chat_export(chat, tmp_path / "out", ImportOptions())
+    (chunk,) = read_chunks(tmp_path / "out" / "chunks.jsonl")
+    assert (chunk.chunk_id, chunk.title) == ("notetoself-0001", "NotetoSelf")
 
 
 def test_timezone_states_the_zone_of_the_naive_times(tmp_path: Path) -> None:

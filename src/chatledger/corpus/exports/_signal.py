@@ -15,11 +15,15 @@ second ``Alice``), holding:
   ``![name](./media/…)`` / ``[name](./media/…)`` / ``(media not exported)``. Read when there is
   no ``data.json``; a line inside a message that happens to look like a header starts a new one.
 * ``index.html`` (not read) and ``media/``. A group's ``meta.json`` beside them (what a separate
-  ``sigexport --chat-members`` run writes, copied into the chat's folder) gives its members.
+  ``sigexport --chat-members`` run writes, copied into the chat's folder) gives its name and
+  members.
 
 The export may be the whole ``DEST`` folder (or a zip of it), one chat's folder, or one
 ``data.json`` / ``chat.md`` file.
 
+* **Conversations**: one per chat folder; key and title the chat's name — a group's
+  ``meta.json`` ``name``, else the member or sender whose name the folder spells (``AyaSmith``
+  → ``Aya Smith``: a name pseudonymisation knows), else the folder name.
 * **Time**: signal-export writes the exporting computer's local time **without a zone**, so
   timestamps stay naive (pass ``--timezone`` to state the zone).
 * **Speakers**: the names it writes; your own messages are ``Me`` → the ``--me`` name; a sender
@@ -127,12 +131,13 @@ class SignalReader(ExportReader):
                 parsed = list(_read_json_lines(source, name, where))
             else:
                 parsed = list(_read_markdown(source, name, where))
-            key = _chat_name(source, folder)
+            group_name, members = _meta(source, folder)
+            title = _title(_chat_name(source, folder), group_name, members, parsed)
             yield Conversation(
-                key=key,
-                title=key,
+                key=title,
+                title=title,
                 messages=_messages(parsed, context),
-                members=_members(source, folder),
+                members=members,
             )
 
 
@@ -159,21 +164,45 @@ def _chat_name(source: ExportSource, folder: str) -> str:
     return source.path.stem if source.is_zip else source.path.name
 
 
-def _members(source: ExportSource, folder: str) -> tuple[str, ...]:
+def _meta(source: ExportSource, folder: str) -> tuple[str | None, tuple[str, ...]]:
+    """A group's name and members from its ``meta.json``, when the chat folder has one."""
     name = f"{folder}/{META_FILE}" if folder else META_FILE
     if source.is_single_file or not source.has(name):
-        return ()
+        return None, ()
     try:
         meta = json.loads(source.read_text(name))
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON: {exc.msg}", path=source.describe(name), line=exc.lineno
         ) from None
-    members = meta.get("members") if isinstance(meta, dict) else None
-    if not isinstance(members, list):
-        return ()
-    names = (m.get("name") or m.get("display_name") for m in members if isinstance(m, dict))
-    return tuple(n for n in names if isinstance(n, str) and n.strip())
+    if not isinstance(meta, dict):
+        return None, ()
+    group = meta.get("name")
+    members = meta.get("members")
+    names = (
+        (m.get("name") or m.get("display_name") for m in members if isinstance(m, dict))
+        if isinstance(members, list)
+        else ()
+    )
+    found = tuple(n for n in names if isinstance(n, str) and n.strip())
+    return (group.strip() if isinstance(group, str) and group.strip() else None), found
+
+
+def _title(folder: str, group: str | None, members: tuple[str, ...], parsed: list[_Parsed]) -> str:
+    """The chat's name. signal-export names the folder after the contact or group with every
+    character but letters and digits dropped (``Aya Smith`` → ``AyaSmith``, a second one
+    ``AyaSmith2``): the name it came from is the group's name in ``meta.json``, or the member or
+    sender it spells — so that name, which pseudonymisation knows, is used; else the folder's."""
+    if group:
+        return group
+    stem = re.sub(r"\d+$", "", folder)
+    for name in dict.fromkeys([*members, *(p.sender.strip() for p in parsed)]):
+        if name in ("Me", "No-Sender", ""):
+            continue
+        squashed = "".join(ch for ch in name if ch.isalnum())
+        if squashed and squashed in (folder, stem):
+            return name
+    return folder
 
 
 def _messages(parsed: list[_Parsed], context: ReadContext) -> Iterator[ExportMessage]:
