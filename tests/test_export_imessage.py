@@ -135,6 +135,19 @@ def test_me_defaults_to_me_and_the_reader_gives_members_ids_and_replies() -> Non
     assert context.log.skipped["tapback"] == 3
 
 
+def test_pseudonymised_chunks_hold_no_handle_or_me(tmp_path: Path) -> None:
+    import_chat_export(CHAT_DB, tmp_path, ImportOptions(me="Lee Grant", pseudonymise=True))
+    text = (tmp_path / "chunks.jsonl").read_text(encoding="utf-8")
+    for secret in ("7700", "900123", "sam.ruiz", "example.com", "5555550142", "Lee", "Grant"):
+        assert secret not in text, secret
+    # A handle in a key or title becomes its placeholder: phone-1, [PHONE-1].
+    assert [(c.chunk_id, c.title) for c in read_chunks(tmp_path / "chunks.jsonl")] == [
+        ("phone-1-0001", "[PHONE-1]"),
+        ("chat493827161-0001", "Cabin crew"),
+        ("email-1-0001", "[EMAIL-1]"),
+    ]
+
+
 def test_the_database_is_only_read(tmp_path: Path) -> None:
     folder = tmp_path / "Messages"
     folder.mkdir()
