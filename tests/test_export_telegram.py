@@ -271,3 +271,24 @@ def test_a_folder_without_result_json_is_refused(tmp_path: Path) -> None:
     (folder / "result.json").rename(folder / "notes.txt")
     with pytest.raises(InputError, match=r"no result\.json in this folder"):
         import_chat_export(folder, tmp_path / "out", ImportOptions(kind="telegram"))
+
+
+def test_channel_posts_without_a_sender_are_the_signature_else_the_channel(
+    tmp_path: Path,
+) -> None:
+    posts = {
+        "name": "Garden Tips",
+        "type": "public_channel",
+        "id": 777,
+        "messages": [
+            {"id": 1, "type": "message", "date_unixtime": "1772355600", "text": "Sow peas now"},
+            {"id": 2, "type": "message", "date_unixtime": "1772355660", "author": "Mira",
+             "text": "Mulch!"},
+        ],
+    }  # fmt: skip
+    import_chat_export(write_export(tmp_path / "c", json.dumps(posts)), tmp_path / "out")
+    (chunk,) = read_chunks(tmp_path / "out" / "chunks.jsonl")
+    assert [(m.speaker, m.text) for m in chunk.messages] == [
+        ("Garden Tips", "Sow peas now"),
+        ("Mira", "Mulch!"),
+    ]

@@ -20,7 +20,8 @@ A message (``type: "message"``) is kept:
 * **time** from ``date_unixtime`` (epoch seconds → aware UTC); exports older than that field
   have only ``date``, local time without a zone, kept naive (the summary says so);
 * **speaker** ``from``; a deleted account has ``from: null`` and is shown as ``Deleted Account
-  (user123…)`` from its ``from_id`` (so two deleted accounts stay two people);
+  (user123…)`` from its ``from_id`` (so two deleted accounts stay two people); a channel post
+  with neither (older exports) is the post's ``author`` signature, else the channel's name;
 * **text** is ``text`` as plain text: a string, or a list of strings and ``{type, text}`` parts
   (bold, italic, links, mentions, code, hashtags …) joined, keeping what the reader sees; a
   ``text_link`` (words linking somewhere else) keeps its address in brackets after the words,
@@ -384,7 +385,11 @@ def _message(
     if kind != "message":
         context.log.skip("unsupported message" if kind == "unsupported" else "service message")
         return None
-    speaker = _speaker(raw.get("from"), raw.get("from_id"))
+    if "from" in raw or "from_id" in raw:
+        speaker = _speaker(raw.get("from"), raw.get("from_id"))
+    else:  # a channel post in an older export: the signature, else the channel itself
+        author = raw.get("author")
+        speaker = author if isinstance(author, str) and author else chat.title or "unknown"
     chat.name(speaker)
     body = _plain(raw.get("text"), chat)
     if not body and raw.get("text_entities"):
