@@ -102,7 +102,7 @@ class SignalReader(ExportReader):
 
     @classmethod
     def sniff(cls, source: ExportSource) -> bool:
-        chats = _chat_files(source)
+        chats = _chat_files(source.names())
         if not chats:
             return False
         name = next(iter(chats.values()))
@@ -119,7 +119,9 @@ class SignalReader(ExportReader):
         return _HEADER.match(first) is not None
 
     def conversations(self, source: ExportSource, context: ReadContext) -> Iterator[Conversation]:
-        chats = _chat_files(source)
+        names = source.names()
+        present = set(names)
+        chats = _chat_files(names)
         if not chats:
             raise InputError(
                 f"not a signal-export folder: no {JSON_FILE} or {MARKDOWN_FILE} in a chat folder",
@@ -131,7 +133,7 @@ class SignalReader(ExportReader):
                 parsed = list(_read_json_lines(source, name, where))
             else:
                 parsed = list(_read_markdown(source, name, where))
-            group_name, members = _meta(source, folder)
+            group_name, members = _meta(source, folder, present)
             title = _title(_chat_name(source, folder), group_name, members, parsed)
             yield Conversation(
                 key=title,
@@ -141,10 +143,10 @@ class SignalReader(ExportReader):
             )
 
 
-def _chat_files(source: ExportSource) -> dict[str, str]:
+def _chat_files(names: list[str]) -> dict[str, str]:
     """Chat folder → the file to read there (``data.json`` over ``chat.md``)."""
     found: dict[str, str] = {}
-    for name in source.names():
+    for name in names:
         path = PurePosixPath(name)
         if path.name not in (JSON_FILE, MARKDOWN_FILE):
             continue
@@ -164,10 +166,12 @@ def _chat_name(source: ExportSource, folder: str) -> str:
     return source.path.stem if source.is_zip else source.path.name
 
 
-def _meta(source: ExportSource, folder: str) -> tuple[str | None, tuple[str, ...]]:
+def _meta(
+    source: ExportSource, folder: str, present: set[str]
+) -> tuple[str | None, tuple[str, ...]]:
     """A group's name and members from its ``meta.json``, when the chat folder has one."""
     name = f"{folder}/{META_FILE}" if folder else META_FILE
-    if source.is_single_file or not source.has(name):
+    if source.is_single_file or name not in present:
         return None, ()
     try:
         meta = json.loads(source.read_text(name))

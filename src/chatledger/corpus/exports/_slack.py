@@ -132,6 +132,7 @@ class _Workspace:
     channels: dict[str, str]  # channel id → name, for <#C…> links
     infos: list[tuple[_Info, list[str]]]  # each entry and the folder names to look for
     missing: set[str] = field(default_factory=set)
+    _days: dict[str, list[str]] | None = None
 
     @classmethod
     def load(cls, source: ExportSource) -> _Workspace:
@@ -147,7 +148,7 @@ class _Workspace:
                 path=source.path,
             )
         root = roots[0]
-        users = {uid: name for uid, name in _users(source, root + "users.json").items()}
+        users = _users(source, root + "users.json")
         channels: dict[str, str] = {}
         infos: list[tuple[_Info, list[str]]] = []
         for filename, kind in _LISTS:
@@ -190,13 +191,7 @@ class _Workspace:
     def conversation_folders(self) -> Iterator[tuple[str, _Info]]:
         """Each conversation's folder (relative to the export), metadata entries first, then
         any folder of day files no entry names (kept, keyed by the folder name)."""
-        with_days: set[str] = set()
-        for name in self.names:
-            if not name.startswith(self.root):
-                continue
-            parts = PurePosixPath(name[len(self.root) :]).parts
-            if len(parts) == 2 and _DAY_FILE.match(parts[1]):
-                with_days.add(parts[0])
+        with_days = self.days
         used: set[str] = set()
         for info, folders in self.infos:
             folder = next((f for f in folders if f in with_days and f not in used), None)
@@ -204,17 +199,22 @@ class _Workspace:
                 continue
             used.add(folder)
             yield folder, info
-        for folder in sorted(with_days - used):
+        for folder in sorted(set(with_days) - used):
             yield folder, _Info(folder, "folder", folder, [])
 
-    def day_files(self, folder: str) -> list[str]:
-        prefix = f"{self.root}{folder}/"
-        return sorted(
-            n
-            for n in self.names
-            if n.startswith(prefix) and "/" not in n[len(prefix) :]
-            and _DAY_FILE.match(n[len(prefix) :])
-        )  # fmt: skip
+    @property
+    def days(self) -> dict[str, list[str]]:
+        """Folder → its ``YYYY-MM-DD.json`` members in date order (indexed once)."""
+        if self._days is None:
+            found: dict[str, list[str]] = {}
+            for name in self.names:
+                if not name.startswith(self.root):
+                    continue
+                parts = PurePosixPath(name[len(self.root) :]).parts
+                if len(parts) == 2 and _DAY_FILE.match(parts[1]):
+                    found.setdefault(parts[0], []).append(name)
+            self._days = {folder: sorted(files) for folder, files in found.items()}
+        return self._days
 
 
 def _read_folder(
@@ -222,7 +222,7 @@ def _read_folder(
 ) -> Iterator[ExportMessage]:
     """One conversation's messages, sorted by ``ts``."""
     rows: list[tuple[Decimal, str, dict[str, Any], str]] = []
-    for member in workspace.day_files(folder):
+    for member in workspace.days.get(folder, []):
         for index, item in enumerate(_json_list(workspace.source, member)):
             where = workspace.source.describe(member)
             if not isinstance(item, dict):
