@@ -17,6 +17,13 @@ EXPORTS = Path(__file__).resolve().parent / "data" / "exports"
 
 # kind → (export path under tests/data/exports, extra import arguments)
 ROUND_TRIPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "whatsapp": ("whatsapp/android_24h_dmy.txt", ()),
+    "telegram": ("telegram/full/result.json", ()),
+    "slack": ("slack/workspace", ()),
+    "discord": ("discord", ()),
+    "imessage": ("imessage/chat.db", ("--me", "Ness Alderton")),
+    "messenger": ("messenger/dyi", ()),
+    "signal": ("signal/signal-chats", ()),
     "csv": ("csv/family.csv", ()),
 }
 

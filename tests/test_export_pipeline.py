@@ -286,3 +286,18 @@ def test_an_unknown_file_is_one_error_naming_it(tmp_path: Path) -> None:
     path.write_bytes(b"\x00\x01\x02")
     with pytest.raises(InputError, match="cannot tell which app this export comes from"):
         import_chat_export(path, tmp_path / "out")
+
+
+def test_first_and_last_are_ordered_by_the_moment_not_the_text(tmp_path: Path) -> None:
+    path = tmp_path / "zones.csv"
+    path.write_text(
+        "timestamp,sender,message\n"
+        "2026-03-28T23:00:00Z,Ana,late in UTC\n"
+        "2026-03-29T00:30:00+02:00,Ben,earlier: 2026-03-28T22:30Z\n",
+        encoding="utf-8",
+    )
+    summary = import_chat_export(
+        path, tmp_path / "out", ImportOptions(chunking=ChunkingOptions(gap=timedelta(0)))
+    )
+    assert summary.first_message == "2026-03-29T00:30:00+02:00"
+    assert summary.last_message == "2026-03-28T23:00:00Z"

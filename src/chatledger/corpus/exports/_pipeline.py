@@ -171,6 +171,8 @@ class _Writer:
         self.naive_times = False
         self.first: str | None = None
         self.last: str | None = None
+        self._first_at: float | None = None
+        self._last_at: float | None = None
 
     def chunks(self, conversation: Conversation) -> Iterator[dict[str, Any]]:
         key, title = conversation.key, conversation.title
@@ -208,8 +210,13 @@ class _Writer:
             stamp = iso_timestamp(moment)
             self.messages += 1
             self.speakers.add(speaker)
-            self.first = stamp if self.first is None or stamp < self.first else self.first
-            self.last = stamp if self.last is None or stamp > self.last else self.last
+            # By the moment, not the text: "…T00:30:00+02:00" is before "…T23:00:00Z" the day
+            # before it. A naive time is ordered as if it were UTC.
+            when = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+            if self._first_at is None or when < self._first_at:
+                self._first_at, self.first = when, stamp
+            if self._last_at is None or when > self._last_at:
+                self._last_at, self.last = when, stamp
             self.context.log.kept(message.kind)
             yield ChunkMessage(ids.next(stamp, speaker, text), speaker, moment, stamp, text)
 
