@@ -191,6 +191,24 @@ def test_a_month_first_file_is_decided_by_its_second_field(tmp_path: Path) -> No
     assert context.notes == []
 
 
+def test_lines_shaped_almost_like_a_timestamp_are_text(tmp_path: Path) -> None:
+    # Years of 1 or 3 digits, a 4-digit middle field: not WhatsApp's, so part of the message.
+    path = chat(
+        tmp_path,
+        "13/03/26, 10:00 - Ana: steps",
+        "1.2.3 10:00 - Bo: one",
+        "1/2/202, 10:00 - Bo: two",
+        "12:30 - lunch: yes",
+        "2026/3/2026, 10:00 - Bo: three",
+    )
+    messages, _ = one(path)
+    assert len(messages) == 1
+    assert messages[0].text.splitlines()[1:] == [
+        "1.2.3 10:00 - Bo: one", "1/2/202, 10:00 - Bo: two", "12:30 - lunch: yes",
+        "2026/3/2026, 10:00 - Bo: three",
+    ]  # fmt: skip
+
+
 # --- what is a message ----------------------------------------------------------------------------
 
 
@@ -204,6 +222,9 @@ def test_system_lines_and_the_rules_for_speakers(tmp_path: Path) -> None:
         '[1/2/26, 10:00:03] Robert "Bob" Smith: balanced quotes are a name',
         "[1/2/26, 10:00:04] Ness Alderton: Messages and calls are end-to-end encrypted. No one",
         "[1/2/26, 10:00:05] You created group \u201cCrew: 2026\u201d",
+        "[1/2/26, 10:00:05] +1 (777) 777\u20117777: +1 (777) 777\u20117777 joined using this "
+        "group's invite link",
+        "[1/2/26, 10:00:05] Lisbon crew: You're now an admin",
         "[1/2/26, 10:00:06] Ness: ",
         "[1/2/26, 10:00:07] Ness: \u200fשלום\u200f עולם",
         "[1/2/26, 10:00:08] Ness:",
@@ -220,7 +241,7 @@ def test_system_lines_and_the_rules_for_speakers(tmp_path: Path) -> None:
     ]
     assert context.log.skipped == {
         "text before the first message": 1,
-        "system message": 4,
+        "system message": 6,
         "empty message": 1,
     }
 

@@ -293,7 +293,7 @@ def _read(source: ExportSource, name: str, context: ReadContext) -> Iterator[Exp
     with source.text_lines(name) as lines:
         for number, raw in enumerate(lines, start=1):
             line = raw.rstrip("\r\n")
-            match = _PREFIX.match(line) if line and line[0] in _STARTS else None
+            match = _prefix(line)
             if match is None:
                 if pending is not None:
                     pending.more.append(line)
@@ -323,6 +323,20 @@ def _read(source: ExportSource, name: str, context: ReadContext) -> Iterator[Exp
             f"{where}: {edited} message(s) carried WhatsApp's '<This message was edited>' "
             "mark (or its translation); it was removed from their text"
         )
+
+
+def _prefix(line: str) -> re.Match[str] | None:
+    """The timestamp prefix at the start of ``line``, if it is one: day/month first with a 2- or
+    4-digit year, or a 4-digit year first (``1.2.3 10:00 - `` inside a message is text)."""
+    if not line or line[0] not in _STARTS:
+        return None
+    match = _PREFIX.match(line)
+    if match is None:
+        return None
+    first, last = len(match["a"]), len(match["c"])
+    if (first == 4 and last <= 2) or (first <= 2 and last in (2, 4)):
+        return match
+    return None
 
 
 def _start(match: re.Match[str], line: str, number: int, dates: _Dates) -> _Pending:
@@ -419,7 +433,7 @@ def _looks_like_chat(source: ExportSource, name: str) -> bool:
             for count, raw in enumerate(lines):
                 line = raw.rstrip("\r\n")
                 if line.strip():
-                    match = _PREFIX.match(line)
+                    match = _prefix(line)
                     return match is not None and bool(line[match.end() :].strip())
                 if count > 20:
                     return False
@@ -448,9 +462,7 @@ def _dates(source: ExportSource, name: str, context: ReadContext) -> _Dates:
     ambiguous = False
     with source.text_lines(name) as lines:
         for number, raw in enumerate(lines, start=1):
-            if not raw or raw[0] not in _STARTS:
-                continue
-            match = _PREFIX.match(raw)
+            match = _prefix(raw)
             if match is None or len(match["a"]) == 4:
                 continue  # year first (2026-03-10) reads one way only
             ambiguous = True
