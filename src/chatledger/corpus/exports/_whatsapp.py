@@ -1,7 +1,7 @@
 """WhatsApp chat exports: the ``.txt`` of "Export chat", alone or in the ``.zip`` it is shared as.
 
 A message starts on a line that begins with a timestamp prefix; every other line belongs to the
-message above it (multi-line messages). The two shapes, in every locale seen in real exports:
+message above it (multi-line messages). The two shapes, in the locales seen in real exports:
 
 * Android ``10/03/2026, 18:04 - Ness Alderton: text`` (``10.03.26, 18:04 - ``, ``3/10/26,
   6:04 PM - ``, ``2026-03-10 18:04 - ``, ``20/6/2017 8:28 p. m. - ``, ``13.6.2018 klo 21.25 - ``);
@@ -119,7 +119,7 @@ _EVENT = re.compile(
     r"added .+|removed .+|left|joined using this group's invite link|was added|were added"
     r"|created (?:group .+|this group)|changed the subject(?: from .+)? to .+"
     r"|changed (?:this group's|the group) (?:icon|description|name|settings).*"
-    r"|deleted this group's icon|changed their phone number.*|changed to .+"
+    r"|deleted this group's icon|changed their phone number.*|changed to \+?[\d ()\u2011-]+"
     r"|turned (?:on|off) disappearing messages.*|is now an admin|are now an admin"
     r"|hat .+ hinzugefügt|hat die Gruppe .*(?:erstellt|verlassen)|hat dich hinzugefügt"
     r"|wurde hinzugefügt|hat den Betreff .+ geändert|hat das Gruppenbild geändert"
