@@ -301,3 +301,29 @@ def test_first_and_last_are_ordered_by_the_moment_not_the_text(tmp_path: Path) -
     )
     assert summary.first_message == "2026-03-29T00:30:00+02:00"
     assert summary.last_message == "2026-03-28T23:00:00Z"
+
+
+def test_identical_messages_out_of_time_order_still_get_distinct_ids() -> None:
+    # Queued offline: the same "ok" at 10:01 appears again after a 10:02 message.
+    ids = MessageIds("chat")
+    first = ids.next("2026-03-13T10:01:00", "Ana", "ok")
+    ids.next("2026-03-13T10:02:00", "Bo", "x")
+    assert ids.next("2026-03-13T10:01:00", "Ana", "ok") == first + "-2"
+
+
+def test_an_out_of_order_duplicate_imports_and_extracts(tmp_path: Path) -> None:
+    path = tmp_path / "queued.csv"
+    path.write_text(
+        "timestamp,sender,message\n2026-03-13T10:01:00,Ana,ok\n"
+        "2026-03-13T10:02:00,Bo,x\n2026-03-13T10:01:00,Ana,ok\n",
+        encoding="utf-8",
+    )
+    import_chat_export(path, tmp_path / "out")
+    (chunk,) = read_chunks(tmp_path / "out" / "chunks.jsonl")  # unique ids, or this raises
+    assert len({m.id for m in chunk.messages}) == 3
+
+
+def test_a_media_file_counter_is_not_a_phone_number() -> None:
+    p = pseudonymiser()
+    line = "<attached: 00000012-PHOTO-2026-03-10-18-04-00.jpg> call 0044 7700 900123"
+    assert p.text(line) == "<attached: 00000012-PHOTO-2026-03-10-18-04-00.jpg> call [PHONE-1]"

@@ -36,8 +36,9 @@ PLACEHOLDER = re.compile(r"\[(?:PHONE|EMAIL|URL|NAME)-[0-9]+\]")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)
 _URL_TAIL = ".,;:!?)]}'\""
-# 8+ digits with the separators people write numbers with, not inside a longer word.
-_DIGIT_RUN = re.compile(r"(?<![\w+])\+?\(?\d(?:[\d .\-()]{6,}\d)(?!\w)")
+# 8+ digits with the separators people write numbers with, not inside a longer word — nor a
+# file name's counter such as WhatsApp's "00000012-PHOTO-….jpg".
+_DIGIT_RUN = re.compile(r"(?<![\w+])\+?\(?\d(?:[\d .\-()]{6,}\d)(?!\w)(?!-[A-Za-z])")
 # Dates and times are numbers people write too; they are not phone numbers.
 _DATEISH = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}(?!\d)")
 _MIN_PART = 3
