@@ -73,10 +73,25 @@ def test_auto_detects_the_format(tmp_path: Path) -> None:
 
 # --- pseudonymisation: nothing real reaches the model ------------------------------------------
 
-SECRETS = (
-    "Ness", "Alderton", "Sam", "Ruiz", "Priya", "Shah", "7700", "900123", "sam.ruiz",
-    "example.com", "cabins.example.org",
-)  # fmt: skip
+# kind → (export, import arguments, secrets that must never leave the machine, what reveal
+# restores). WhatsApp shows an unsaved contact as a phone number: the name she signs with is
+# known only once an alias says so (names come from the export, never from guessing).
+PRIVATE: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], str]] = {
+    "csv": (
+        "csv/family.csv",
+        (),
+        ("Ness", "Alderton", "Sam", "Ruiz", "Priya", "Shah", "7700", "900123", "sam.ruiz",
+         "example.com", "cabins.example.org"),
+        "Ness Alderton asked Sam Ruiz; call +44 7700 900123 or mail sam.ruiz@example.com.",
+    ),
+    "whatsapp": (
+        "whatsapp/private_details.txt",
+        ("--alias", "+44 7700 900456=Priya"),
+        ("Ness", "Alderton", "Sam", "Ruiz", "Priya", "7700", "900123", "900456", "sam.ruiz",
+         "example.com", "cabins.example.org"),
+        "Ness Alderton asked Sam Ruiz; call 07700 900123 or mail sam.ruiz@example.com.",
+    ),
+}  # fmt: skip
 
 
 def answer_with_names(body: dict[str, Any]) -> dict[str, Any]:
@@ -92,13 +107,14 @@ def answer_with_names(body: dict[str, Any]) -> dict[str, Any]:
     return openai_body(json.dumps(extraction), model=body["model"])
 
 
+@pytest.mark.parametrize("kind", sorted(PRIVATE))
 def test_with_pseudonymise_no_real_name_number_or_address_reaches_the_model(
-    tmp_path: Path,
+    kind: str, tmp_path: Path
 ) -> None:
-    export = EXPORTS / "csv" / "family.csv"
+    export, extra, secrets, restored = PRIVATE[kind]
     imported = chatledger(
-        "corpus", "import", "csv", str(export), "--out", "corpus", "--pseudonymise",
-        "--phone-region", "GB", cwd=tmp_path,
+        "corpus", "import", kind, str(EXPORTS / export), "--out", "corpus", "--pseudonymise",
+        "--phone-region", "GB", *extra, cwd=tmp_path,
     )  # fmt: skip
     assert imported.code == 0, imported.err
     chunks_text = (tmp_path / "corpus" / "chunks.jsonl").read_text(encoding="utf-8")
@@ -112,7 +128,7 @@ def test_with_pseudonymise_no_real_name_number_or_address_reaches_the_model(
         calls = server.calls()
     assert extracted.code == 0, extracted.err
     assert calls == chunks_text.count("\n") > 0
-    for secret in SECRETS:
+    for secret in secrets:
         assert secret not in sent, secret
         assert secret not in chunks_text, secret
     assert "Person A" in sent and "[PHONE-1]" in sent and "[EMAIL-1]" in sent
@@ -124,8 +140,6 @@ def test_with_pseudonymise_no_real_name_number_or_address_reaches_the_model(
     )  # fmt: skip
     assert revealed.code == 0, revealed.err
     line = json.loads((tmp_path / "real.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert line["extraction"]["summary"] == (
-        "Ness Alderton asked Sam Ruiz; call +44 7700 900123 or mail sam.ruiz@example.com."
-    )
+    assert line["extraction"]["summary"] == restored
     assert line["extraction"]["action_items"][0]["owner"] == "Ness Alderton"
     assert line["extraction"]["entities"][0]["name"] == "Sam Ruiz"
