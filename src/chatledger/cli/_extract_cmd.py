@@ -12,8 +12,12 @@ from chatledger.cli._model_options import (
     BudgetNameOption,
     BudgetUsdOption,
     MaxAttemptsOption,
+    RepeatPenaltyOption,
+    SeedOption,
+    StrictSchemaOption,
     TimeoutOption,
     call_settings,
+    sampling_options,
 )
 
 if TYPE_CHECKING:
@@ -106,6 +110,9 @@ def extract_command(
     ] = None,
     timeout: TimeoutOption = None,
     max_attempts: MaxAttemptsOption = None,
+    seed: SeedOption = None,
+    repeat_penalty: RepeatPenaltyOption = None,
+    strict_schema: StrictSchemaOption = None,
     prices: Annotated[
         Path | None, typer.Option(help="price file (USD per Mtok) adding to the built-in one")
     ] = None,
@@ -126,7 +133,13 @@ def extract_command(
         load_prices,
         validate_model_id,
     )
-    from chatledger.providers import Budget, CallSettings, CompletionCache, ProviderHub
+    from chatledger.providers import (
+        LOCAL_CALL_SETTINGS,
+        Budget,
+        CallSettings,
+        CompletionCache,
+        ProviderHub,
+    )
 
     if prompt_style not in PROMPT_STYLES:
         known = ", ".join(PROMPT_STYLES.names())
@@ -136,11 +149,13 @@ def extract_command(
     validate_model_id(model)  # a bad id is one line before any file is read
     chunk_list = read_chunks(chunks)
     check_output_file(out)
-    settings = call_settings(
-        CallSettings(), concurrency=concurrency, timeout=timeout, max_attempts=max_attempts
-    )
     hub = ProviderHub(
-        settings=settings,
+        settings=call_settings(
+            CallSettings(), concurrency=concurrency, timeout=timeout, max_attempts=max_attempts
+        ),
+        local_settings=call_settings(
+            LOCAL_CALL_SETTINGS, concurrency=concurrency, timeout=timeout, max_attempts=max_attempts
+        ),
         # An offline extractor makes no calls: it needs no cache (nor a writable cache folder).
         cache=None if is_offline_model(model) else CompletionCache(cache_dir),
         budget=Budget(cap_usd=budget_usd, name=budget_name),
@@ -153,6 +168,8 @@ def extract_command(
         "hub": hub,
         "max_tokens": max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS,
         "temperature": temperature,
+        "options": sampling_options(seed, repeat_penalty),
+        "strict_schema": strict_schema,
     }
     try:
         if output_format is OutputFormat.json:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from pydantic import JsonValue
+
     from chatledger.providers import CallSettings
 
 TimeoutOption = Annotated[
@@ -27,6 +29,30 @@ BudgetUsdOption = Annotated[
     ),
 ]
 BudgetNameOption = Annotated[str, typer.Option(help="spend ledger the cap applies to")]
+SeedOption = Annotated[
+    int | None, typer.Option(help="sampling seed sent to the server (local default 0)")
+]
+RepeatPenaltyOption = Annotated[
+    float | None,
+    typer.Option(min=0.0, help="repeat penalty sent to the server (local default 1.1)"),
+]
+StrictSchemaOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--strict-schema/--lenient-schema",
+        help="ask with every field required (default: strict for local: models)",
+    ),
+]
+
+
+def sampling_options(seed: int | None, repeat_penalty: float | None) -> dict[str, JsonValue]:
+    """The request options for a seed and a repeat penalty (only those given)."""
+    options: dict[str, JsonValue] = {}
+    if seed is not None:
+        options["seed"] = seed
+    if repeat_penalty is not None:
+        options["repeat_penalty"] = repeat_penalty
+    return options
 
 
 def call_settings(

@@ -43,6 +43,7 @@ from chatledger.extraction._run import (
     endpoint_concurrency,
     extract_chunks,
     load_prices,
+    uses_strict_schema,
 )
 
 __all__ = [
@@ -76,5 +77,6 @@ __all__ = [
     "output_lock",
     "render_chunk",
     "resume_state",
+    "uses_strict_schema",
     "validate_model_id",
 ]

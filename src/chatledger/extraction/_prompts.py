@@ -30,7 +30,7 @@ from chatledger.core import (
     extraction_json_schema,
 )
 from chatledger.extraction._guide import field_guide
-from chatledger.providers import ChatMessage, CompletionRequest, OutputSchema
+from chatledger.providers import ChatMessage, CompletionRequest, OutputSchema, strict_schema
 
 SCHEMA_NAME = "chatledger_extraction_v3"
 
@@ -73,11 +73,17 @@ def _strip_annotations(node: Any) -> Any:
     return node
 
 
-def extraction_output_schema(vocabulary: Vocabulary | None = None) -> OutputSchema:
+def extraction_output_schema(
+    vocabulary: Vocabulary | None = None, *, strict: bool = False
+) -> OutputSchema:
     """The v3 JSON Schema as a request's output schema.
 
-    Not ``strict``: OpenAI's strict mode needs every property required, while v3 leaves empty
-    fields optional. The provider validates every reply against the full schema either way.
+    Lenient by default: v3 leaves empty fields optional, and a model may skip them. ``strict``
+    asks with the strict variant (every property required, nullable by type union, no extra
+    keys: :func:`chatledger.providers.strict_schema`), which OpenAI's strict mode and local
+    grammar engines need, and with which small models fill every field instead of skipping it.
+    Either way the reply is validated against the schema asked with and then as
+    :class:`ExtractionV3`; scoring does not change.
     """
     schema: dict[str, JsonValue] = _strip_annotations(
         extraction_json_schema("v3", vocabulary or Vocabulary())
@@ -85,9 +91,9 @@ def extraction_output_schema(vocabulary: Vocabulary | None = None) -> OutputSche
     return OutputSchema.model_validate(
         {
             "name": SCHEMA_NAME,
-            "schema": schema,
+            "schema": strict_schema(schema) if strict else schema,
             "description": "The extraction of one conversation chunk (ChatLedger schema v3).",
-            "strict": False,
+            "strict": strict,
         }
     )
 
@@ -98,8 +104,10 @@ class PromptStyle(ABC):
     name: str
     description: str
 
-    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
+    def __init__(self, vocabulary: Vocabulary | None = None, *, strict: bool = False) -> None:
         self.vocabulary = vocabulary or Vocabulary()
+        # Ask with the strict schema variant (see extraction_output_schema).
+        self.strict = strict
 
     @abstractmethod
     def messages(self, chunk: Chunk) -> tuple[ChatMessage, ...]:
@@ -120,21 +128,21 @@ class PromptStyle(ABC):
             messages=self.messages(chunk),
             max_tokens=max_tokens,
             temperature=temperature,
-            output_schema=_output_schema_for(self.vocabulary),
+            output_schema=_output_schema_for(self.vocabulary, self.strict),
             sample_index=sample_index,
             options=options or {},
         )
 
 
 @cache
-def _schema_for_default() -> OutputSchema:
-    return extraction_output_schema()
+def _schema_for_default(strict: bool) -> OutputSchema:
+    return extraction_output_schema(strict=strict)
 
 
-def _output_schema_for(vocabulary: Vocabulary) -> OutputSchema:
+def _output_schema_for(vocabulary: Vocabulary, strict: bool) -> OutputSchema:
     if vocabulary.values is DEFAULT_VOCABULARY:
-        return _schema_for_default()  # built once: it is ~9 kB of JSON
-    return extraction_output_schema(vocabulary)
+        return _schema_for_default(strict)  # built once: it is ~9 kB of JSON
+    return extraction_output_schema(vocabulary, strict=strict)
 
 
 def _ask(chunk: Chunk) -> str:
@@ -197,6 +205,8 @@ for _style in (PlainStyle, FieldGuideStyle, ExampleStyle):
     PROMPT_STYLES.register(_style.name)(_style)
 
 
-def get_prompt_style(name: str, vocabulary: Vocabulary | None = None) -> PromptStyle:
+def get_prompt_style(
+    name: str, vocabulary: Vocabulary | None = None, *, strict: bool = False
+) -> PromptStyle:
     """The registered style ``name``; a KeyError lists the known ones."""
-    return PROMPT_STYLES.get(name)(vocabulary)
+    return PROMPT_STYLES.get(name)(vocabulary, strict=strict)

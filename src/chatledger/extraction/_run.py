@@ -185,6 +185,7 @@ async def aextract_chunks(
     temperature: float | None = None,
     options: dict[str, JsonValue] | None = None,
     vocabulary: Vocabulary | None = None,
+    strict_schema: bool | None = None,
     slots: asyncio.Semaphore | None = None,
     on_progress: ProgressCallback | None = None,
     lock: bool = True,
@@ -210,7 +211,9 @@ async def aextract_chunks(
         recorded_style = OFFLINE_PROMPT_STYLE
     else:
         try:
-            style = get_prompt_style(prompt_style, vocabulary)
+            style = get_prompt_style(
+                prompt_style, vocabulary, strict=uses_strict_schema(model_id, strict_schema)
+            )
         except KeyError as exc:
             raise InputError(str(exc.args[0]), field="prompt_style") from None
         probe = style.request(
@@ -447,6 +450,14 @@ async def _extract_with_model(
                 provider.cache.close()
     if fatal:
         raise fatal[0]
+
+
+def uses_strict_schema(model_id: str, asked: bool | None) -> bool:
+    """Whether requests ask with the strict schema variant: as asked, else for local models
+    (whose grammar engines need it, and whose small models otherwise skip most fields)."""
+    if asked is not None:
+        return asked
+    return model_id.startswith("local:")
 
 
 def extract_chunks(

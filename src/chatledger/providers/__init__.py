@@ -38,6 +38,9 @@ from chatledger.providers._errors import (
 from chatledger.providers._hub import ProviderHub
 from chatledger.providers._ledger import DEFAULT_LEDGER, LedgerTotals, SpendLedger
 from chatledger.providers._limits import CallGate, TokenBucket
+from chatledger.providers._local import LOCAL_DEFAULTS, LocalProvider
+from chatledger.providers._local_models import CATALOGUE, LocalModelFile, locate_model
+from chatledger.providers._local_server import LocalServer, ServerOptions, runtime_name
 from chatledger.providers._model_id import (
     PROVIDER_KINDS,
     ModelId,
@@ -47,7 +50,8 @@ from chatledger.providers._model_id import (
 )
 from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvider
 from chatledger.providers._pricing import ModelPrice, PriceTable
-from chatledger.providers._settings import CallSettings
+from chatledger.providers._settings import LOCAL_CALL_SETTINGS, CallSettings
+from chatledger.providers._strict import strict_schema
 from chatledger.providers._structured import check_reply, extract_json, validator_for
 from chatledger.providers._sync import run_sync
 from chatledger.providers._types import (
@@ -60,7 +64,10 @@ from chatledger.providers._types import (
 
 __all__ = [
     "CACHE_DIR_ENV",
+    "CATALOGUE",
     "DEFAULT_LEDGER",
+    "LOCAL_CALL_SETTINGS",
+    "LOCAL_DEFAULTS",
     "PROVIDER_KINDS",
     "AnthropicProvider",
     "Budget",
@@ -74,6 +81,9 @@ __all__ = [
     "CompletionCache",
     "CompletionRequest",
     "LedgerTotals",
+    "LocalModelFile",
+    "LocalProvider",
+    "LocalServer",
     "ManagedProvider",
     "MissingApiKeyError",
     "ModelId",
@@ -89,6 +99,7 @@ __all__ = [
     "ProviderHub",
     "RawReply",
     "Reservation",
+    "ServerOptions",
     "SpendLedger",
     "TokenBucket",
     "WireCall",
@@ -97,8 +108,11 @@ __all__ = [
     "check_reply",
     "default_cache_dir",
     "extract_json",
+    "locate_model",
     "parse_model_id",
     "redact_model_id",
     "run_sync",
+    "runtime_name",
+    "strict_schema",
     "validator_for",
 ]

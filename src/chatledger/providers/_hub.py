@@ -17,11 +17,14 @@ from typing import TypedDict
 from chatledger.providers._anthropic import AnthropicProvider
 from chatledger.providers._base import ManagedProvider, Provider
 from chatledger.providers._budget import Budget
-from chatledger.providers._cache import CompletionCache
+from chatledger.providers._cache import CompletionCache, default_cache_dir
 from chatledger.providers._claude_cli import ClaudeCliProvider
+from chatledger.providers._local import LocalProvider
+from chatledger.providers._local_server import ServerOptions
 from chatledger.providers._model_id import (
     ANTHROPIC,
     CLAUDE_CLI,
+    LOCAL,
     OPENAI,
     OPENAI_COMPATIBLE,
     ModelId,
@@ -29,7 +32,7 @@ from chatledger.providers._model_id import (
 )
 from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvider
 from chatledger.providers._pricing import PriceTable
-from chatledger.providers._settings import CallSettings
+from chatledger.providers._settings import LOCAL_CALL_SETTINGS, CallSettings
 from chatledger.providers._types import Completion, CompletionRequest
 
 
@@ -45,8 +48,11 @@ class ProviderHub(Provider):
 
     ``settings`` apply to every endpoint unless ``endpoint_settings`` names one (keys are
     ``ModelId.endpoint``: ``"anthropic"``, ``"openai"``, ``"claude-cli"``,
-    ``"openai-compatible:<url>"``). ``base_urls`` redirects ``"anthropic"`` / ``"openai"`` to
-    another server speaking their API (a proxy or a test server).
+    ``"openai-compatible:<url>"``, ``"local:<name>"``). ``base_urls`` redirects
+    ``"anthropic"`` / ``"openai"`` to another server speaking their API (a proxy or a test
+    server). Local models (``local:NAME``) use ``local_settings`` (one call at a time, long
+    timeouts: a small CPU model takes minutes for a long answer) and ``local_server`` to start
+    their servers.
     """
 
     def __init__(
@@ -59,6 +65,8 @@ class ProviderHub(Provider):
         prices: PriceTable | None = None,
         base_urls: Mapping[str, str] | None = None,
         claude_executable: str = "claude",
+        local_settings: CallSettings | None = None,
+        local_server: ServerOptions | None = None,
     ) -> None:
         self.settings = settings or CallSettings()
         self.endpoint_settings = dict(endpoint_settings or {})
@@ -69,6 +77,8 @@ class ProviderHub(Provider):
         self.prices = prices if prices is not None else PriceTable.default()
         self.base_urls = dict(base_urls or {})
         self.claude_executable = claude_executable
+        self.local_settings = local_settings or LOCAL_CALL_SETTINGS
+        self.local_server = local_server or ServerOptions()
         self._providers: dict[str, ManagedProvider] = {}
 
     def provider_for(self, model: str | ModelId) -> ManagedProvider:
@@ -80,7 +90,8 @@ class ProviderHub(Provider):
         return provider
 
     def _make(self, model_id: ModelId) -> ManagedProvider:
-        settings = self.endpoint_settings.get(model_id.endpoint, self.settings)
+        default = self.local_settings if model_id.provider == LOCAL else self.settings
+        settings = self.endpoint_settings.get(model_id.endpoint, default)
         shared = _SharedParts(
             settings=settings, cache=self.cache, budget=self.budget, prices=self.prices
         )
@@ -91,6 +102,11 @@ class ProviderHub(Provider):
         if model_id.provider == OPENAI_COMPATIBLE:
             assert model_id.base_url is not None
             return OpenAICompatibleProvider(base_url=model_id.base_url, **shared)
+        if model_id.provider == LOCAL:
+            work_dir = self.cache.path.parent if self.cache is not None else default_cache_dir()
+            return LocalProvider(
+                model=model_id.model, server_options=self.local_server, work_dir=work_dir, **shared
+            )
         if model_id.provider == CLAUDE_CLI:
             return ClaudeCliProvider(executable=self.claude_executable, **shared)
         raise AssertionError(f"unhandled provider kind {model_id.provider}")  # pragma: no cover

@@ -5,6 +5,8 @@
     openai-compatible:http://127.0.0.1:8000/v1:qwen3
     openai-compatible:http://localhost:11434/v1:qwen3:8b     (Ollama tag: model "qwen3:8b")
     claude-cli:sonnet
+    local:qwen2.5-coder-0.5b                                  (a local GGUF model ChatLedger serves)
+    local:/models/my-model.Q4_K_M.gguf
 
 The base URL of an OpenAI-compatible id contains colons of its own (scheme, port, IPv6 host), so
 the id is not split on colons blindly: the URL is read as scheme://host[:port][/path] and the
@@ -29,11 +31,13 @@ ANTHROPIC = "anthropic"
 OPENAI = "openai"
 OPENAI_COMPATIBLE = "openai-compatible"
 CLAUDE_CLI = "claude-cli"
-PROVIDER_KINDS = (ANTHROPIC, OPENAI, OPENAI_COMPATIBLE, CLAUDE_CLI)
+LOCAL = "local"
+PROVIDER_KINDS = (ANTHROPIC, OPENAI, OPENAI_COMPATIBLE, CLAUDE_CLI, LOCAL)
 
 _EXAMPLES = (
     "anthropic:claude-opus-4-6, openai:gpt-5.2, "
-    "openai-compatible:http://127.0.0.1:8000/v1:qwen3, claude-cli:sonnet"
+    "openai-compatible:http://127.0.0.1:8000/v1:qwen3, claude-cli:sonnet, "
+    "local:qwen2.5-coder-0.5b"
 )
 
 # scheme://host[:port][/path]:model — host is a bracketed IPv6 literal or a name/IPv4 without
@@ -73,7 +77,10 @@ class ModelId:
 
     @property
     def endpoint(self) -> str:
-        """Which server the calls go to: calls to one endpoint share one concurrency limit."""
+        """Which server the calls go to: calls to one endpoint share one concurrency limit.
+        Each local model is served by a server of its own."""
+        if self.provider == LOCAL:
+            return f"{self.provider}:{self.model}"
         return f"{self.provider}:{self.base_url}" if self.base_url else self.provider
 
 

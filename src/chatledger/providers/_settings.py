@@ -30,3 +30,18 @@ class CallSettings:
             raise ValueError("timeout_s > 0, max_attempts >= 1 and max_reasks >= 0 are required")
         if self.backoff_initial_s < 0 or self.backoff_max_s < 0 or self.max_retry_after_s < 0:
             raise ValueError("back-off and retry-after limits cannot be negative")
+
+
+# A local model on two CPU cores: one call at a time (its server has one slot), a long answer
+# takes minutes (1.5B: ~22 tokens/s, so 4,096 tokens ≈ 3 minutes), and a failing local server
+# is not helped by many retries. No re-asks: a grammar-constrained reply is always valid JSON of
+# the schema, so the only failure is a reply cut off at max_tokens — asked again with the same
+# limit, a small model loops into it again.
+LOCAL_CALL_SETTINGS = CallSettings(
+    timeout_s=900.0,
+    max_attempts=3,
+    backoff_initial_s=0.5,
+    backoff_max_s=5.0,
+    concurrency=1,
+    max_reasks=0,
+)
