@@ -125,3 +125,52 @@ def test_a_server_killed_mid_run_is_retried_and_the_run_finishes(
     assert sorted(json.loads(line)["chunk_id"] for line in lines) == ["ex-1-d0", "ex-1-d1"]
     assert json.loads(stdout)["written"] == 2
     assert _server_children(process.pid) == []  # stopped with the run
+
+
+def test_serve_local_serves_the_model_to_any_openai_client_until_ctrl_c(
+    tmp_path: Path, local_env: dict[str, str]
+) -> None:
+    import urllib.error
+    import urllib.request
+
+    env = {**os.environ, **local_env}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chatledger", "serve-local", "smollm2-135m", "--threads", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        model_id = process.stdout.readline().strip()
+        assert first.startswith("serving smollm2-135m (node) at http://127.0.0.1:"), first
+        assert model_id.startswith("model id: openai-compatible:http://127.0.0.1:")
+        base_url = first.rsplit(" at ", 1)[1].strip()
+        request = urllib.request.Request(
+            f"{base_url}/chat/completions",
+            data=json.dumps(
+                {
+                    "model": "smollm2-135m",
+                    "messages": [{"role": "user", "content": "Say hello."}],
+                    "max_tokens": 8,
+                    "temperature": 0,
+                }
+            ).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            assert reply.status == 200
+            body = json.loads(reply.read())
+        assert body["choices"][0]["message"]["content"]
+        assert 0 < body["usage"]["completion_tokens"] <= 8
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "stopped" in out
+    # The server went with it: nothing listens on the port any more.
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"{base_url}/models", timeout=2)

@@ -15,6 +15,7 @@ from chatledger.cli import _extract_cmd as _extract_cmd  # registers extract
 from chatledger.cli import _report_cmd as _report_cmd  # registers report
 from chatledger.cli import _report_day_cmd as _report_day_cmd  # registers report-day
 from chatledger.cli import _run_cmd as _run_cmd  # registers run, compare
+from chatledger.cli import _serve_cmd as _serve_cmd  # registers serve-local
 from chatledger.cli import _stats_cmd as _stats_cmd  # registers stats, audit
 from chatledger.cli import _structbench_cmd as _structbench_cmd  # registers structbench
 from chatledger.cli._app import app

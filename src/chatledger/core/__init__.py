@@ -29,7 +29,13 @@ from chatledger.core._files import (
     prepare_output_dir,
     strict_json,
 )
-from chatledger.core._record import ExtractionRecord, Problem, RecordStatus, Usage
+from chatledger.core._record import (
+    RECORDED_PREFIX,
+    ExtractionRecord,
+    Problem,
+    RecordStatus,
+    Usage,
+)
 from chatledger.core._registry import Registry
 from chatledger.core._schema import (
     SCHEMA_MODELS,
@@ -60,6 +66,7 @@ __all__ = [
     "FIELDS_V1",
     "FIELDS_V3",
     "LONG_CHUNK_MESSAGES",
+    "RECORDED_PREFIX",
     "SCHEMA_FIELDS",
     "SCHEMA_MODELS",
     "SCHEMA_WEIGHTS",

@@ -9,6 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chatledger.core._schema import ExtractionV3
 
+# How a replayed recording of a real model is named as a challenger (the demo's local models):
+# the report badges such rows "local model, recorded".
+RECORDED_PREFIX = "recorded:"
+
 
 class Usage(BaseModel):
     """What one extraction cost."""

@@ -10,15 +10,27 @@ from chatledger.demo._demo import (
     prepare_demo,
     run_demo,
 )
+from chatledger.demo._recorded import (
+    RecordedModel,
+    RecordedTask,
+    RecordingManifest,
+    recorded_dir,
+    recorded_manifest,
+)
 
 __all__ = [
     "OFFLINE_EXTRACTOR",
     "SEVERITIES",
     "DemoResult",
     "HumanAgreement",
+    "RecordedModel",
+    "RecordedTask",
+    "RecordingManifest",
     "human_agreement",
     "human_sample",
     "prepare_demo",
+    "recorded_dir",
+    "recorded_manifest",
     "run_demo",
     "write_bundled_corpus",
 ]

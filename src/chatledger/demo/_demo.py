@@ -15,9 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatledger.core import atomic_write_json, prepare_output_dir
+from chatledger.core import (
+    RECORDED_PREFIX,
+    atomic_write_json,
+    atomic_write_text,
+    prepare_output_dir,
+)
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_corpus
+from chatledger.demo._recorded import recorded_dir, recorded_manifest
 from chatledger.extractors import get_extractor
 from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
@@ -75,6 +81,7 @@ def prepare_demo(out_dir: Path) -> Path:
     entries: list[dict[str, str]] = [
         {"file": "challengers/offline-rules.jsonl", "name": OFFLINE_EXTRACTOR}
     ]
+    entries += _recorded_challengers(challengers)
     for label, severity in SEVERITIES:
         operations = [(name, severity) for name in OPERATORS]
         records = simulate_records(gold, chunks, operations, seed=2026, label=label)
@@ -94,6 +101,25 @@ def prepare_demo(out_dir: Path) -> Path:
     path = out_dir / "demo.yaml"
     atomic_write_json(path, config)
     return path
+
+
+def _recorded_challengers(challengers: Path) -> list[dict[str, str]]:
+    """The recorded real local models (``data/recorded``), copied beside the other challengers
+    and named ``recorded:<model>`` so the report labels them *local model, recorded*."""
+    manifest = recorded_manifest()
+    if manifest is None:
+        return []
+    entries = []
+    for model in manifest.models:
+        if model.corpus is None:
+            continue
+        source = recorded_dir() / model.corpus.file
+        target = challengers / f"recorded-{model.name}.jsonl"
+        atomic_write_text(target, source.read_text(encoding="utf-8"))
+        entries.append(
+            {"file": f"challengers/{target.name}", "name": f"{RECORDED_PREFIX}{model.name}"}
+        )
+    return entries
 
 
 def human_agreement(out_dir: Path) -> list[HumanAgreement]:

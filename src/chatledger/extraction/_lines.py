@@ -161,6 +161,8 @@ def extraction_line(
     usage["calls"] = completion.calls
     usage["cached"] = completion.cached
     usage["billed_usd"] = completion.cost_usd
+    # "length" says the reply ran into max_tokens: a degenerate output the report counts.
+    usage["finish_reason"] = completion.finish_reason
     if completion.usage_warnings:
         # The server reported token counts it could not have used (more output than max_tokens,
         # a negative count): what was billed instead, kept beside the line for the record.

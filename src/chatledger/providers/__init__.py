@@ -39,7 +39,12 @@ from chatledger.providers._hub import ProviderHub
 from chatledger.providers._ledger import DEFAULT_LEDGER, LedgerTotals, SpendLedger
 from chatledger.providers._limits import CallGate, TokenBucket
 from chatledger.providers._local import LOCAL_DEFAULTS, LocalProvider
-from chatledger.providers._local_models import CATALOGUE, LocalModelFile, locate_model
+from chatledger.providers._local_models import (
+    CATALOGUE,
+    LocalModelFile,
+    locate_model,
+    where_model,
+)
 from chatledger.providers._local_server import LocalServer, ServerOptions, runtime_name
 from chatledger.providers._model_id import (
     PROVIDER_KINDS,
@@ -115,4 +120,5 @@ __all__ = [
     "runtime_name",
     "strict_schema",
     "validator_for",
+    "where_model",
 ]

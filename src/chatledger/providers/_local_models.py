@@ -131,6 +131,21 @@ def locate_model(name: str, cache_dir: Path) -> LocalModelFile:
     return LocalModelFile(name, target, _verified(target, entry))
 
 
+def where_model(name: str, cache_dir: Path) -> str | None:
+    """Where a catalogue model would come from, without assembling or hashing it (for a
+    listing): the file in ``$CHATLEDGER_MODELS_DIR``, an assembled copy, or its packages."""
+    entry = CATALOGUE[name]
+    from_env = os.environ.get(MODELS_DIR_ENV, "").strip()
+    if from_env and (Path(from_env).expanduser() / entry.file_name).is_file():
+        return str(Path(from_env).expanduser() / entry.file_name)
+    assembled = cache_dir / "models" / entry.file_name
+    if assembled.is_file():
+        return str(assembled)
+    if all(importlib.util.find_spec(part.package) is not None for part in entry.parts):
+        return f"installed packages ({entry.source})"
+    return None
+
+
 def _installed(part: ModelPart, entry: CatalogueModel) -> Path:
     spec = importlib.util.find_spec(part.package)
     if spec is None or spec.origin is None:

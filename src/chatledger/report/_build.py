@@ -141,6 +141,8 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "has_drill": drill is not None,
         "fields": fields,
         "is_simulated": ctx.is_simulated,
+        "is_recorded": ctx.is_recorded,
+        "degenerate": ctx.degenerate_rows(files),
         "plotly_version": plotly.__version__,
         "data_json": script_json(data),
         "bulk": packed_json(bulk),

@@ -6,8 +6,10 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatledger.core import RECORDED_PREFIX
 from chatledger.report._charts import LAYERS
 from chatledger.report._load import RunFiles
+from chatledger.score import DegenerateOutputs
 from chatledger.simulate import SIMULATED_PREFIX
 
 
@@ -55,6 +57,26 @@ class ConsumerView:
 
 def is_simulated(name: str) -> bool:
     return name.startswith(SIMULATED_PREFIX)
+
+
+def is_recorded(name: str) -> bool:
+    return name.startswith(RECORDED_PREFIX)
+
+
+@dataclass
+class DegenerateRow:
+    name: str
+    counts: DegenerateOutputs
+
+
+def degenerate_rows(files: RunFiles) -> list[DegenerateRow]:
+    """Per model, the degenerate-output counts (runs written before they existed have none)."""
+    rows = []
+    for name in files.model_names:
+        stored = files.model(name).get("degenerate")
+        if stored:
+            rows.append(DegenerateRow(name, DegenerateOutputs.model_validate(stored)))
+    return rows
 
 
 def _estimate(files: RunFiles, model: str, key: str, value: float | None) -> Estimate:

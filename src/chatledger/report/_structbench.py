@@ -23,6 +23,7 @@ from chatledger.report._context import Estimate
 from chatledger.report._embed import script_json
 from chatledger.report._style import OUTPUT_KIND_COLOURS, model_colours
 from chatledger.runs import load_run_json
+from chatledger.stats import StrategyVsModel
 
 STRUCTBENCH_TASK = "structbench"
 DRILLDOWN_FILE = "drilldown.json"
@@ -171,6 +172,11 @@ def drill_rows(files: StructRunFiles) -> list[dict[str, Any]]:
     ]
 
 
+def _effects(run: dict[str, Any]) -> StrategyVsModel | None:
+    stored = run.get("strategy_vs_model")
+    return StrategyVsModel.model_validate(stored) if stored else None
+
+
 def structbench_context(files: StructRunFiles) -> dict[str, Any]:
     """Everything the template needs (charts as figure dicts, tables as plain data)."""
     run, rows = files.run, files.rows
@@ -222,6 +228,7 @@ def structbench_context(files: StructRunFiles) -> dict[str, Any]:
         "frontier": frontier,
         "depths": sorted({int(d) for r in rows for d in r.get("by_depth") or {}}),
         "by_strategy": run.get("by_strategy") or {},
+        "effects": _effects(run),
         "strategy_colours": strategy_colours,
         "kinds": kinds_present,
         "kind_colours": OUTPUT_KIND_COLOURS,

@@ -48,7 +48,7 @@ from chatledger.runs._rows import (
 )
 from chatledger.runs._stats import FloatArray, ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
-from chatledger.score import ScoringConfig
+from chatledger.score import ScoringConfig, count_degenerate
 from chatledger.score import score_records as _score_records
 
 ProgressCallback = Callable[[str, int, int], None]
@@ -373,6 +373,7 @@ def _score_challenger(
         problems=problems,
         calibration=calibration,
         field_components=components,
+        degenerate=count_degenerate(reference.records, source.records, chunks).model_dump(),
     )
     return summary, rows, downstream, per_chunk
 

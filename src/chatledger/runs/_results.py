@@ -29,6 +29,8 @@ class ModelSummary:
     judge: dict[str, Any] = field(default_factory=dict)
     calibration: list[dict[str, float]] = field(default_factory=list)
     field_components: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Repeated items, replies cut by max_tokens, fields left empty (score.DegenerateOutputs).
+    degenerate: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +49,7 @@ class ModelSummary:
             "judge": self.judge,
             "calibration": self.calibration,
             "field_components": self.field_components,
+            "degenerate": self.degenerate,
             "problems": self.problems,
         }
 

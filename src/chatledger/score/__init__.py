@@ -12,6 +12,12 @@ from chatledger.score._config import (
     weight_value,
 )
 from chatledger.score._context import ChunkContext, ScoringContext
+from chatledger.score._degenerate import (
+    DUPLICATE_AT,
+    DegenerateOutputs,
+    count_degenerate,
+    duplicated_items,
+)
 from chatledger.score._fields import f1, jaccard, normalise_url
 from chatledger.score._pairing import (
     EntityPairing,
@@ -24,10 +30,12 @@ from chatledger.score._run import ChunkResult, FieldSummary, ScoreReport, score_
 from chatledger.score._types import FIELD_SCORERS, FieldScore, ScorerSpec, field_scorer
 
 __all__ = [
+    "DUPLICATE_AT",
     "FIELD_SCORERS",
     "WEIGHT_TOLERANCE",
     "ChunkContext",
     "ChunkResult",
+    "DegenerateOutputs",
     "EntityPairing",
     "FieldScore",
     "FieldSummary",
@@ -37,6 +45,8 @@ __all__ = [
     "ScoringContext",
     "Thresholds",
     "WeightError",
+    "count_degenerate",
+    "duplicated_items",
     "expected_calibration_error",
     "f1",
     "field_scorer",

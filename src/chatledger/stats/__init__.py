@@ -8,15 +8,25 @@ from chatledger.stats._bootstrap import (
     rank_probabilities,
     resample_indices,
 )
+from chatledger.stats._effects import (
+    EffectInterval,
+    MetricEffects,
+    StrategyVsModel,
+    factor_effects,
+)
 from chatledger.stats._variance import repeat_variance
 from chatledger.stats._weights import Sensitivity, dirichlet_sensitivity, ranking, simplex_grid
 
 __all__ = [
+    "EffectInterval",
     "Interval",
+    "MetricEffects",
     "PairedDifference",
     "Sensitivity",
+    "StrategyVsModel",
     "bootstrap_intervals",
     "dirichlet_sensitivity",
+    "factor_effects",
     "paired_difference",
     "rank_probabilities",
     "ranking",

@@ -5,7 +5,8 @@
     prediction files, one entry per row in ``models`` (leaderboard order, best WV first) holding
     exactly the numbers ``structbench score --format json`` prints for that group plus the
     micro-F1 interval and usage, a pivot ``by_strategy``, paired WV differences and rank
-    probabilities.
+    probabilities; with ≥ 2 models each run with the same ≥ 2 strategies, ``strategy_vs_model``
+    (whether the strategy or the model moves each metric more, ``_effects``).
 ``scores.parquet``
     The tidy long table of :class:`chatledger.runs.ScoreTableWriter`: per row (``model`` = the
     row name) and document (``chunk_id`` = document id), layer ``structbench``, fields DOC, MK,
@@ -32,6 +33,7 @@ from chatledger.core import atomic_write_json, prepare_output_dir
 from chatledger.runs import RUN_LEVEL, ScoreTableWriter
 from chatledger.structbench._document import Document
 from chatledger.structbench._drilldown import DRILLDOWN_PER_ROW, drilldown
+from chatledger.structbench._effects import strategy_vs_model
 from chatledger.structbench._rows import PredictionFile, Row, ScoredFile, file_sha256, score_files
 from chatledger.structbench._runstats import (
     CONFIDENCE,
@@ -193,6 +195,9 @@ def write_structbench_run(
             "rows": rank_table(names, series, n_resamples=n_resamples, seed=seed),
         },
     }
+    effects = strategy_vs_model(rows, n_resamples=n_resamples, seed=seed)
+    if effects is not None:
+        run["strategy_vs_model"] = effects.model_dump(mode="json")
     compared_at = time.perf_counter()
     with ScoreTableWriter(out / SCORES_FILE) as writer:
         for entry, row in zip(entries, rows, strict=True):

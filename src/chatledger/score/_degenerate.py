@@ -1,0 +1,156 @@
+"""Degenerate outputs, counted rather than hidden: what small models do when they fail.
+
+Small local models fail in three recognisable ways, and a composite alone hides which one:
+
+- **repetition**: greedy decoding loops, so one field holds the same item over and over. An item
+  counts as *duplicated* when its text (case and spacing folded) appears at least
+  ``DUPLICATE_AT`` times in the same field of the same chunk; every copy of such a group counts.
+- **cut by max_tokens**: the reply ran into the token limit (OpenAI-compatible finish reason
+  ``length``, Anthropic ``max_tokens``), recorded by ``chatledger extract`` in the line's usage.
+  Such a reply is usually invalid JSON (counted invalid too) or an object closed early.
+- **empty fields**: a field left empty (an empty list, an empty summary, no arc) where the
+  reference has content. ``confidence`` is not a field a model fills (it is computed from the
+  items' confidences) and is left out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chatledger.core import Chunk, ExtractionRecord, ExtractionV3
+
+DUPLICATE_AT = 3
+CUT_FINISH_REASONS = frozenset({"length", "max_tokens"})
+# What names an item, by field: the first of these attributes that holds text.
+_ITEM_TEXT = ("text", "name", "url", "question", "description")
+_FILLABLE = (
+    "topics",
+    "entities",
+    "decisions",
+    "action_items",
+    "open_questions",
+    "claims",
+    "links",
+    "warnings",
+    "evidence_message_ids",
+    "summary",
+    "qa_pairs",
+    "emotional_tone",
+    "emotional_arc",
+    "conversation_phases",
+    "implicit_assumptions",
+    "negotiation_patterns",
+)
+
+
+class DegenerateOutputs(BaseModel):
+    """Per model, in ``run.json`` (``models[*].degenerate``) and the report."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunks: int
+    valid: int  # lines with a schema-valid extraction
+    duplicated_items: int  # items in a group of ≥ DUPLICATE_AT identical texts (all copies)
+    chunks_with_duplicates: int
+    cut_by_max_tokens: int  # lines whose reply hit the token limit
+    cut_and_invalid: int  # of those, how many were not valid JSON for the schema
+    empty_fields: int  # (chunk, field) slots left empty where the reference has content
+    reference_filled: int  # (chunk, field) slots the reference fills: empty_fields' denominator
+    empty_by_field: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def empty_share(self) -> float:
+        return self.empty_fields / self.reference_filled if self.reference_filled else 0.0
+
+
+def _item_text(item: object) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, BaseModel):
+        for attribute in _ITEM_TEXT:
+            value = getattr(item, attribute, None)
+            if isinstance(value, str) and value.strip():
+                return value
+        # Items without a text (tone readings, phases): the whole item is what repeats.
+        return item.model_dump_json(exclude={"evidence", "confidence"})
+    return repr(item)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def duplicated_items(extraction: ExtractionV3) -> int:
+    """Items whose folded text appears ≥ DUPLICATE_AT times within one list field."""
+    total = 0
+    for name in _FILLABLE:
+        value = getattr(extraction, name)
+        if not isinstance(value, list) or len(value) < DUPLICATE_AT:
+            continue
+        counts = Counter(_fold(_item_text(item)) for item in value)
+        total += sum(n for n in counts.values() if n >= DUPLICATE_AT)
+    return total
+
+
+def is_filled(extraction: ExtractionV3, name: str) -> bool:
+    value = getattr(extraction, name)
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, list):
+        return bool(value)
+    return value is not None
+
+
+def _finish_reason(record: ExtractionRecord) -> str | None:
+    value = (record.usage.model_extra or {}).get("finish_reason")
+    return value if isinstance(value, str) else None
+
+
+def count_degenerate(
+    reference: Mapping[str, ExtractionRecord],
+    challenger: Mapping[str, ExtractionRecord],
+    chunks: Sequence[Chunk],
+) -> DegenerateOutputs:
+    """The counts over the run's chunks (a chunk missing from a file counts as nothing)."""
+    valid = duplicated = chunks_duplicated = cut = cut_invalid = empty = filled = 0
+    by_field: Counter[str] = Counter()
+    for chunk in chunks:
+        record = challenger.get(chunk.chunk_id)
+        if record is None:
+            continue
+        if _finish_reason(record) in CUT_FINISH_REASONS:
+            cut += 1
+            cut_invalid += record.extraction is None
+        extraction = record.extraction
+        if extraction is None:
+            continue
+        valid += 1
+        found = duplicated_items(extraction)
+        duplicated += found
+        chunks_duplicated += found > 0
+        ref = reference.get(chunk.chunk_id)
+        if ref is None or ref.extraction is None:
+            continue
+        for name in _FILLABLE:
+            if ref.covers is not None and name not in ref.covers:
+                continue
+            if not is_filled(ref.extraction, name):
+                continue
+            filled += 1
+            if not is_filled(extraction, name):
+                empty += 1
+                by_field[name] += 1
+    return DegenerateOutputs(
+        chunks=len(chunks),
+        valid=valid,
+        duplicated_items=duplicated,
+        chunks_with_duplicates=chunks_duplicated,
+        cut_by_max_tokens=cut,
+        cut_and_invalid=cut_invalid,
+        empty_fields=empty,
+        reference_filled=filled,
+        empty_by_field={k: by_field[k] for k in _FILLABLE if by_field[k]},
+    )

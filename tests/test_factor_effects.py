@@ -1,0 +1,83 @@
+"""Strategy vs model (stats.factor_effects), worked by hand on tiny grids."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chatledger.stats import factor_effects
+
+MODELS = ("big", "small")
+STRATEGIES = ("s1", "s2")
+
+
+def _cube(cells: dict[tuple[str, str], list[float]]) -> np.ndarray:
+    return np.array([[cells[(m, s)] for s in STRATEGIES] for m in MODELS], dtype=np.float64)
+
+
+def test_point_estimates_by_hand() -> None:
+    cube = _cube(
+        {
+            ("big", "s1"): [1, 1],
+            ("big", "s2"): [0, 0],
+            ("small", "s1"): [1, 0],
+            ("small", "s2"): [0, 0],
+        }
+    )
+    result = factor_effects({"WV": cube}, MODELS, STRATEGIES, n_resamples=0, seed=0)
+    (e,) = result.metrics
+    # s1 over models and documents: (1+1+1+0)/4 = 0.75; s2: 0 → strategy effect 0.75.
+    # big over strategies and documents: (1+1+0+0)/4 = 0.5; small: 0.25 → model effect 0.25.
+    assert e.strategy.estimate == pytest.approx(0.75)
+    assert e.model.estimate == pytest.approx(0.25)
+    assert e.difference.estimate == pytest.approx(0.5)
+    assert (e.best_strategy, e.worst_strategy, e.best_model, e.worst_model) == (
+        "s1",
+        "s2",
+        "big",
+        "small",
+    )
+    assert e.strategy.low is None and e.verdict == "unclear"  # no resamples, no verdict
+    assert result.resamples == 0 and result.documents == 2
+
+
+def test_identical_documents_give_a_degenerate_interval_and_a_verdict() -> None:
+    # Every document the same: every resample equals the estimate, so the interval is a point.
+    strategy_wins = _cube(
+        {
+            ("big", "s1"): [1.0] * 4,
+            ("big", "s2"): [0.0] * 4,
+            ("small", "s1"): [0.8] * 4,
+            ("small", "s2"): [0.2] * 4,
+        }
+    )
+    (e,) = factor_effects(
+        {"MV": strategy_wins}, MODELS, STRATEGIES, n_resamples=200, seed=1
+    ).metrics
+    assert e.strategy.estimate == pytest.approx(0.8) and e.model.estimate == pytest.approx(0.0)
+    assert (e.difference.low, e.difference.high) == (pytest.approx(0.8), pytest.approx(0.8))
+    assert e.verdict == "strategy"
+    model_wins = _cube(
+        {
+            ("big", "s1"): [0.9] * 4,
+            ("big", "s2"): [0.8] * 4,
+            ("small", "s1"): [0.2] * 4,
+            ("small", "s2"): [0.1] * 4,
+        }
+    )
+    (e,) = factor_effects({"MV": model_wins}, MODELS, STRATEGIES, n_resamples=200, seed=1).metrics
+    # strategy: 0.55 − 0.45 = 0.10; model: 0.85 − 0.15 = 0.70; difference −0.60.
+    assert e.difference.estimate == pytest.approx(-0.6)
+    assert e.verdict == "model" and e.best_model == "big"
+
+
+def test_noise_leaves_the_verdict_unclear_and_intervals_hold_their_estimates() -> None:
+    rng = np.random.default_rng(7)
+    cube = rng.uniform(0, 1, size=(2, 2, 30))
+    (e,) = factor_effects({"DOC": cube}, MODELS, STRATEGIES, n_resamples=500, seed=3).metrics
+    assert e.verdict == "unclear"
+    assert e.difference.low is not None and e.difference.high is not None
+    assert e.difference.low < 0 < e.difference.high
+    for interval in (e.strategy, e.model, e.difference):
+        assert interval.low is not None and interval.high is not None
+        assert interval.low <= interval.estimate <= interval.high
