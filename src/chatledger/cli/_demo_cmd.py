@@ -48,6 +48,28 @@ def structbench_line(summary: dict[str, Any]) -> str:
     )
 
 
+def local_structbench_lines(summary: dict[str, Any] | None) -> list[str]:
+    """The recorded local models on structbench: does strategy or model move each metric more?"""
+    if not summary:
+        return []
+    lines = [
+        f"structbench, recorded local models × strategies on {summary['n']} emails: "
+        f"report: {summary['report']}"
+    ]
+    effects = summary.get("strategy_vs_model") or {}
+    for e in effects.get("metrics") or []:
+        d = e["difference"]
+        interval = f" [{d['low']:.3f}, {d['high']:.3f}]" if d["low"] is not None else ""
+        verdict = {"strategy": "strategy matters more", "model": "the model matters more"}.get(
+            e["verdict"], "unclear"
+        )
+        lines.append(
+            f"  {e['metric']}: strategy effect {e['strategy']['estimate']:.3f}, model effect "
+            f"{e['model']['estimate']:.3f}, difference {d['estimate']:+.3f}{interval}: {verdict}"
+        )
+    return lines
+
+
 @app.command("demo")
 def demo_command(
     out: Annotated[Path, typer.Option("--out", help="folder for the demo's files")] = (
@@ -72,7 +94,8 @@ def demo_command(
     stdout.print(
         styled(
             "simulated:* rows are the gold passed through corruption operators "
-            "(not real models); their order must follow severity.",
+            "(not real models); their order must follow severity. recorded:* rows are real "
+            "local models, run once on a CPU and replayed (docs/local-models.md).",
             "dim",
         )
     )
@@ -80,4 +103,6 @@ def demo_command(
     if result.report is not None:
         stdout.print(f"report: {result.report}")
     stdout.print(structbench_line(result.structbench))
+    for line in local_structbench_lines(result.structbench_local):
+        stdout.print(line)
     stdout.print(f"demo finished in {time.perf_counter() - started:.1f} s")

@@ -23,6 +23,7 @@ from chatledger.core import (
 )
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_corpus
+from chatledger.demo._local_structbench import local_structbench
 from chatledger.demo._recorded import recorded_dir, recorded_manifest
 from chatledger.extractors import get_extractor
 from chatledger.report import build_report
@@ -49,12 +50,15 @@ class DemoResult:
     human: list[HumanAgreement] = field(default_factory=list)
     report: Path | None = None
     structbench: dict[str, Any] = field(default_factory=dict)
+    # The recorded local models × strategies on the emails they were recorded on (None: none).
+    structbench_local: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run": str(self.run.out_dir),
             "report": str(self.report) if self.report else None,
             "structbench": self.structbench,
+            "structbench_local": self.structbench_local,
             "leaderboard": [m.to_dict() for m in self.run.leaderboard()],
             "layer_weights_used": self.run.layer_weights_used,
             "renormalisation": self.run.renormalisation_note,
@@ -168,4 +172,6 @@ def run_demo(
     if on_progress:
         on_progress("structbench: offline baseline on 1,000 emails", 0, 1)
     result.structbench = structbench_demo(out_dir / "structbench").to_dict()
+    local = local_structbench(out_dir / "structbench")
+    result.structbench_local = local.to_dict() if local is not None else None
     return result
