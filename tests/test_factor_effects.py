@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -81,3 +83,67 @@ def test_noise_leaves_the_verdict_unclear_and_intervals_hold_their_estimates() -
     for interval in (e.strategy, e.model, e.difference):
         assert interval.low is not None and interval.high is not None
         assert interval.low <= interval.estimate <= interval.high
+
+
+def test_a_structbench_run_with_two_models_and_two_strategies_reports_the_comparison(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from chatledger.structbench import load_prediction_file, read_dataset, write_structbench_run
+
+    schema = {
+        "type": "object",
+        "properties": {"total": {"type": "number"}},
+        "required": ["total"],
+        "additionalProperties": False,
+    }
+    truth = {f"d{i}": {"total": i} for i in range(1, 5)}
+    dataset = tmp_path / "emails.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps({"id": k, "input": f"total {v['total']}", "schema": schema,
+                        "ground_truth": v}) + "\n"
+            for k, v in truth.items()
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    files = []
+    for model, strategy, right in (
+        ("big", "s1", True), ("big", "s2", True), ("small", "s1", True), ("small", "s2", False),
+    ):  # fmt: skip
+        path = tmp_path / f"{model}-{strategy}.jsonl"
+        path.write_text(
+            "".join(
+                json.dumps({"id": k, "output": json.dumps(v) if right else "no JSON here",
+                            "model": model, "strategy": strategy}) + "\n"
+                for k, v in truth.items()
+            ),
+            encoding="utf-8",
+        )  # fmt: skip
+        files.append(load_prediction_file(path))
+    run = write_structbench_run(
+        tmp_path / "run", read_dataset(dataset), files, dataset_path=dataset, n_resamples=200
+    )
+    block = run.run["strategy_vs_model"]
+    assert (block["models"], block["strategies"], block["documents"]) == (
+        ["big", "small"], ["s1", "s2"], 4,
+    )  # fmt: skip
+    doc = next(e for e in block["metrics"] if e["metric"] == "DOC")
+    # DOC is 1 for every right answer, 0 for "no JSON here": s1 means 1.0, s2 0.5 → 0.5;
+    # big 1.0, small 0.5 → 0.5. Every document alike, so every resample gives 0.5 − 0.5 = 0.
+    assert doc["strategy"]["estimate"] == pytest.approx(0.5)
+    assert doc["model"]["estimate"] == pytest.approx(0.5)
+    assert (doc["difference"]["low"], doc["difference"]["high"]) == (0.0, 0.0)
+    assert doc["verdict"] == "unclear"
+    assert (doc["best_strategy"], doc["worst_model"]) == ("s1", "small")
+    from chatledger.report import build_structbench_report
+
+    html = build_structbench_report(run.out_dir).read_text(encoding="utf-8")
+    assert "Strategy or model: which moves the scores more?" in html
+    assert "unclear (interval includes 0)" in html
+    # A run with one model has no comparison.
+    single = write_structbench_run(
+        tmp_path / "one", read_dataset(dataset), files[:2], dataset_path=dataset, n_resamples=0
+    )
+    assert "strategy_vs_model" not in single.run
