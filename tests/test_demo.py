@@ -8,6 +8,11 @@ from pathlib import Path
 import pytest
 
 from chatledger.cli._app import main
+from chatledger.demo import recorded_dir, recorded_manifest
+from chatledger.providers import CATALOGUE
+
+# The real local models whose recorded extractions ship (data/recorded, docs/local-models.md).
+RECORDED = ("recorded:qwen2.5-coder-0.5b", "recorded:smollm2-135m")
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +35,7 @@ def test_simulated_models_follow_severity(demo: tuple[Path, dict]) -> None:
         "simulated:light",
         "simulated:medium",
         "simulated:heavy",
+        *RECORDED,
     }
     for key in ("overall",):
         values = [by_name[f"simulated:{s}"][key] for s in ("light", "medium", "heavy")]
@@ -68,3 +74,48 @@ def test_demo_includes_the_structbench_baseline(demo: tuple[Path, dict]) -> None
     # An honest floor: neither trivial nor perfect (figures in docs/structbench.md).
     assert 0.5 < row["DOC"] < 0.9 and 0.6 < row["WV"] < 0.95
     assert Path(summary["report"]).is_file()
+
+
+def _recorded_lines(name: str) -> list[dict]:
+    path = recorded_dir() / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_recorded_models_are_real_and_their_manifest_says_how(demo: tuple[Path, dict]) -> None:
+    manifest = recorded_manifest()
+    assert manifest is not None
+    assert [f"recorded:{m.name}" for m in manifest.models] == list(RECORDED)
+    for model in manifest.models:
+        # The file that answered is the catalogue's, by its full SHA-256.
+        assert model.sha256 == CATALOGUE[model.name].sha256
+        assert model.corpus is not None
+        lines = _recorded_lines(model.name)
+        assert len(lines) == model.corpus.items == 36
+        assert {line["model"] for line in lines} == {f"local:{model.name}"}
+        assert model.corpus.invalid == sum(1 for line in lines if line["extraction"] is None)
+        assert model.corpus.output_tokens == sum(line["usage"]["output_tokens"] for line in lines)
+        assert model.corpus.parameters["strict_schema"] is True
+        # Real calls: every line took model time and none was replayed from a cache.
+        assert all(line["usage"]["latency_s"] > 0 for line in lines)
+        assert not any(line["usage"]["cached"] for line in lines)
+
+
+def test_degenerate_outputs_of_the_recorded_models_are_counted(demo: tuple[Path, dict]) -> None:
+    out, _ = demo
+    run_json = json.loads((out / "run" / "run.json").read_text(encoding="utf-8"))
+    by_name = {m["name"]: m for m in run_json["models"]}
+    for name in RECORDED:
+        lines = _recorded_lines(name.removeprefix("recorded:"))
+        counts = by_name[name]["degenerate"]
+        # Counted independently here: the replies that ran into max_tokens.
+        cut = [line for line in lines if line["usage"]["finish_reason"] == "length"]
+        assert counts["cut_by_max_tokens"] == len(cut)
+        assert counts["cut_and_invalid"] == sum(1 for line in cut if line["extraction"] is None)
+        assert counts["valid"] == sum(1 for line in lines if line["extraction"] is not None)
+        assert counts["chunks"] == 36
+        assert by_name[name]["usage"]["latency_per_chunk_s"] > 1.0  # the real model time
+    # The gold's simulated copies are not cut, and the rule extractor never calls a model.
+    assert by_name["offline:rules"]["degenerate"]["cut_by_max_tokens"] == 0
+    html = (out / "run" / "report.html").read_text(encoding="utf-8")
+    assert "Degenerate outputs" in html
+    assert html.count(">local model, recorded</span>") >= len(RECORDED)
