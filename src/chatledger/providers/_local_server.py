@@ -28,6 +28,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -40,6 +41,11 @@ LLAMA_SERVER_ENV = "CHATLEDGER_LLAMA_SERVER"
 NODE_RUNTIME_ENV = "CHATLEDGER_NODE_LLAMA_CPP"
 RuntimeName = Literal["auto", "llama-server", "node"]
 DEFAULT_CONTEXT = 8192
+# Linux's parent-death signal follows the *thread* that forked the child, not the process: a
+# server started from a worker thread (asyncio.to_thread, whose pool is shut down at the end of
+# every asyncio.run) was killed when that thread retired, between two runs of one process. Every
+# server is therefore forked by this one thread, which lives as long as the process.
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chatledger-server-spawner")
 START_TIMEOUT_S = 180.0
 
 
@@ -118,7 +124,8 @@ class LocalServer:
         if node_dir is not None:
             environment["CHATLEDGER_NODE_MODULES"] = str(node_dir / "node_modules")
         try:
-            process = subprocess.Popen(
+            process = _SPAWNER.submit(
+                subprocess.Popen,
                 command,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -127,7 +134,7 @@ class LocalServer:
                 # Its own process group: Ctrl-C reaches ChatLedger, which stops the server.
                 start_new_session=True,
                 preexec_fn=_die_with_parent,
-            )
+            ).result()
         except OSError as exc:
             log.close()
             raise EnvironmentFault(f"cannot start {runtime}: {exc}") from None
