@@ -129,7 +129,8 @@ def test_ctrl_c_during_run_exits_130_and_the_rerun_finishes(
 
 
 def test_sigterm_is_an_interruption_too(slow_server: FakeLLMServer, tmp_path: Path) -> None:
-    write_chunks(tmp_path / "chunks.jsonl", 6)
+    # 30 chunks at 0.4 s each: still extracting when the signal comes, however busy the machine.
+    write_chunks(tmp_path / "chunks.jsonl", 30)
     model = f"openai-compatible:{slow_server.url}/v1:fake"
     process = start(
         "extract", "--model", model, "--chunks", "chunks.jsonl", "--out", "out.jsonl",

@@ -88,7 +88,7 @@ def test_recorded_models_are_real_and_their_manifest_says_how(demo: tuple[Path, 
     for model in manifest.models:
         # The file that answered is the catalogue's, by its full SHA-256.
         assert model.sha256 == CATALOGUE[model.name].sha256
-        assert model.corpus is not None
+        assert model.corpus is not None and model.structbench is not None
         lines = _recorded_lines(model.name)
         assert len(lines) == model.corpus.items == 36
         assert {line["model"] for line in lines} == {f"local:{model.name}"}
@@ -119,3 +119,22 @@ def test_degenerate_outputs_of_the_recorded_models_are_counted(demo: tuple[Path,
     html = (out / "run" / "report.html").read_text(encoding="utf-8")
     assert "Degenerate outputs" in html
     assert html.count(">local model, recorded</span>") >= len(RECORDED)
+
+
+def test_structbench_on_the_recorded_local_models(demo: tuple[Path, dict]) -> None:
+    _, data = demo
+    local = data["structbench_local"]
+    assert local is not None and local["n"] == 8
+    names = {row["name"] for row in local["leaderboard"]}
+    assert len(names) == 1 + 2 * 5  # the rule baseline on the same sample, 2 models × 5
+    effects = local["strategy_vs_model"]
+    assert effects["models"] == ["local:qwen2.5-coder-0.5b", "local:smollm2-135m"]
+    assert len(effects["strategies"]) == 5 and effects["documents"] == 8
+    assert [e["metric"] for e in effects["metrics"]] == ["DOC", "MK", "MV", "WV"]
+    for e in effects["metrics"]:
+        assert e["verdict"] in {"strategy", "model", "unclear"}
+        d = e["difference"]
+        assert d["low"] <= d["high"]
+        assert d["estimate"] == pytest.approx(e["strategy"]["estimate"] - e["model"]["estimate"])
+    html = Path(local["report"]).read_text(encoding="utf-8")
+    assert "Strategy or model: which moves the scores more?" in html

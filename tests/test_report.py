@@ -132,7 +132,7 @@ def test_demo_report_is_one_self_contained_file(demo_report: tuple[Path, str]) -
             assert not value.startswith(("http://", "https://", "//")), (tag, value)
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
     size = (run_dir / REPORT_FILE).stat().st_size
-    # plotly.js alone is ~4.8 MB; the 36-chunk, 4-model demo adds ~0.4 MB on top.
+    # plotly.js alone is ~4.8 MB; the 36-chunk, 6-model demo adds ~0.5 MB on top.
     assert size < 5.5e6, size
 
 
@@ -147,6 +147,7 @@ def test_demo_report_has_every_section(demo_report: tuple[Path, str]) -> None:
     assert figures == {
         "fingerprint",
         "layer-gap",
+        "cost-quality",
         "swaps",
         "simplex",
         "calibration",
@@ -160,6 +161,8 @@ def test_demo_report_has_every_section(demo_report: tuple[Path, str]) -> None:
         "simulated:medium",
         "offline:rules",
         "simulated:heavy",
+        "recorded:qwen2.5-coder-0.5b",
+        "recorded:smollm2-135m",
     ]
     # 36 chunks → 36 drill-down entries, each a <details> the page fills when opened.
     chunk_ids = [
@@ -181,8 +184,11 @@ def test_demo_report_states_what_is_missing(demo_report: tuple[Path, str]) -> No
     # Three simulated challengers: a badge in the leaderboard row of each (+ TOC, tables).
     board = html[html.index('<table class="board">') : html.index("</table>")]
     assert board.count(">simulated</span>") == 3
-    # Latency is reported by the offline extractor only: one point is no trade-off.
-    assert "Only one model reports a latency" in html
+    # Two recorded local models report real latencies: the cost–quality chart is drawn.
+    assert "Only one model reports a latency" not in html
+    assert 'data-figure="cost-quality"' in html
+    # Two real local models, recorded: a badge in the leaderboard row of each.
+    assert board.count(">local model, recorded</span>") == 2
 
 
 def _expected_matches(field: str, comps: dict[str, float], n_ref: int, n_pred: int) -> float:
@@ -225,6 +231,9 @@ def test_drill_down_pairs_exactly_what_was_scored(demo_report: tuple[Path, str])
     for chunk_id, chunk in zip(chunk_ids, drill["chunks"], strict=True):
         for m, model in enumerate(models):
             view = chunk["v"][m]
+            if view["st"] != "ok":  # an invalid line (a recorded model's cut reply): no items
+                assert view["st"] == "invalid" and view["pr"], (model, chunk_id)
+                continue
             for field in text_fields:
                 k = drill["fields"].index(field)
                 n_ref, n_pred = len(chunk["r"][k]), len(view["p"][k])
