@@ -20,30 +20,14 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chatledger.core import Chunk, ExtractionRecord, ExtractionV3
+from chatledger.core import FIELDS_V3, Chunk, ExtractionRecord, ExtractionV3
 
 DUPLICATE_AT = 3
 CUT_FINISH_REASONS = frozenset({"length", "max_tokens"})
 # What names an item, by field: the first of these attributes that holds text.
 _ITEM_TEXT = ("text", "name", "url", "question", "description")
-_FILLABLE = (
-    "topics",
-    "entities",
-    "decisions",
-    "action_items",
-    "open_questions",
-    "claims",
-    "links",
-    "warnings",
-    "evidence_message_ids",
-    "summary",
-    "qa_pairs",
-    "emotional_tone",
-    "emotional_arc",
-    "conversation_phases",
-    "implicit_assumptions",
-    "negotiation_patterns",
-)
+# Every field a model writes: ``confidence`` is computed from the items, not filled.
+_FILLABLE = tuple(name for name in FIELDS_V3 if name != "confidence")
 
 
 class DegenerateOutputs(BaseModel):
