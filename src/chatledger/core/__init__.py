@@ -26,6 +26,7 @@ from chatledger.core._files import (
     check_output_file,
     describe_os_error,
     dumps_json,
+    file_sha256,
     prepare_output_dir,
     strict_json,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "describe_os_error",
     "dumps_json",
     "extraction_json_schema",
+    "file_sha256",
     "first_validation_error",
     "long_chunk_note",
     "prepare_output_dir",

@@ -15,14 +15,13 @@ to run your own model, give its path, or serve it yourself (Ollama, llama.cpp, v
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatledger.core import InputError
+from chatledger.core import InputError, file_sha256
 
 MODELS_DIR_ENV = "CHATLEDGER_MODELS_DIR"
 
@@ -89,14 +88,6 @@ class LocalModelFile:
     name: str
     path: Path
     sha256: str
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def locate_model(name: str, cache_dir: Path) -> LocalModelFile:
@@ -179,7 +170,7 @@ def _checked_hash(path: Path) -> str:
         recorded = marker.read_text(encoding="utf-8").split()
         if len(recorded) == 3 and " ".join(recorded[1:]) == stamp:
             return recorded[0]
-    value = sha256_of(path)
+    value = file_sha256(path)
     # A read-only folder: the hash is recomputed next time.
     with contextlib.suppress(OSError):
         marker.write_text(f"{value} {stamp}\n", encoding="utf-8")

@@ -9,13 +9,12 @@ two never disagree.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatledger.core import InputError
+from chatledger.core import InputError, file_sha256
 from chatledger.structbench._document import Document, Prediction
 from chatledger.structbench._io import read_predictions
 from chatledger.structbench._metrics import DocumentScore
@@ -47,14 +46,6 @@ class PredictionFile:
     path: Path
     predictions: list[Prediction]
     sha256: str
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_prediction_file(path: str | Path) -> PredictionFile:

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatledger.core import atomic_write_json, prepare_output_dir
+from chatledger.core import atomic_write_json, file_sha256, prepare_output_dir
 from chatledger.runs import RUN_LEVEL, ScoreTableWriter
 from chatledger.structbench._document import Document
 from chatledger.structbench._drilldown import DRILLDOWN_PER_ROW, drilldown
 from chatledger.structbench._effects import strategy_vs_model
-from chatledger.structbench._rows import PredictionFile, Row, ScoredFile, file_sha256, score_files
+from chatledger.structbench._rows import PredictionFile, Row, ScoredFile, score_files
 from chatledger.structbench._runstats import (
     CONFIDENCE,
     RANKING_METRIC,
