@@ -26,7 +26,14 @@ from chatledger.score._pairing import (
     pair_turning_points,
     range_iou,
 )
-from chatledger.score._run import ChunkResult, FieldSummary, ScoreReport, score_chunk, score_records
+from chatledger.score._run import (
+    ChunkResult,
+    FieldSummary,
+    ScoreReport,
+    score_chunk,
+    score_records,
+    summarise_chunks,
+)
 from chatledger.score._types import FIELD_SCORERS, FieldScore, ScorerSpec, field_scorer
 
 __all__ = [
@@ -61,5 +68,6 @@ __all__ = [
     "reliability_bins",
     "score_chunk",
     "score_records",
+    "summarise_chunks",
     "weight_value",
 ]

@@ -234,14 +234,7 @@ def score_records(
                     )
                 )
     all_problems.extend(id_problems)
-    present = [name for name in config.fields if any(name in r.fields for r in results)]
-    summaries = {
-        name: _summarise(name, [r for r in results if name in r.fields], config) for name in present
-    }
-    composite = sum(s.score * s.weight for s in summaries.values())
-    if len(present) < len(config.fields):
-        total = sum(s.weight for s in summaries.values())
-        composite = composite / total if total > 0 else 0.0
+    summaries, composite = summarise_chunks(results, config)
     return ScoreReport(
         schema_version=config.schema_version,
         matcher=config.matcher,
@@ -255,6 +248,23 @@ def score_records(
         unknown_chunks=unknown,
         unknown_message_ids=len(id_problems),
     )
+
+
+def summarise_chunks(
+    results: Sequence[ChunkResult], config: ScoringConfig
+) -> tuple[dict[str, FieldSummary], float]:
+    """Run-level field scores and the extraction composite from the per-chunk results, in
+    chunk order: the one aggregation, whether the chunks were scored in one call or in
+    batches on several workers (the sums run left to right, so the floats are the same)."""
+    present = [name for name in config.fields if any(name in r.fields for r in results)]
+    summaries = {
+        name: _summarise(name, [r for r in results if name in r.fields], config) for name in present
+    }
+    composite = sum(s.score * s.weight for s in summaries.values())
+    if len(present) < len(config.fields):
+        total = sum(s.weight for s in summaries.values())
+        composite = composite / total if total > 0 else 0.0
+    return summaries, composite
 
 
 def _source(record: ExtractionRecord, records: Mapping[str, ExtractionRecord], label: str) -> str:
