@@ -7,6 +7,14 @@ server that refuses it gets the schema in the prompt instead (see ManagedProvide
 The reply is read from its JSON here, not through the SDK's response model: the SDK hands back
 a bare string for a non-JSON body (a proxy's HTML page) and half-built objects for JSON of
 another shape. Anything that is not a chat completion is a :class:`MalformedReplyError`.
+
+The SDK client is built (from the key, the base URL and the environment, as always), but by
+default a request does not go through its machinery: the SDK's URL and headers are taken once
+as a template and each call is posted on a keep-alive pool of chatledger's own
+(:mod:`chatledger.providers._http`), about 0.15 ms of CPU a call instead of 2–3 ms. Replies
+are read exactly as the SDK's would be (a non-JSON content type is text; a status of 400 or
+more is the SDK's error message). A redirect, and every request when a proxy applies or
+``CallSettings.http_client`` is ``"sdk"``, goes through the SDK.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from chatledger.providers._base import (
 )
 from chatledger.providers._clients import LoopBoundClient
 from chatledger.providers._errors import ProviderError, RetryableError
+from chatledger.providers._http import HttpConnectionError, HttpResponse, SdkRoute
 from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import OPENAI, OPENAI_COMPATIBLE, ModelId
 from chatledger.providers._secrets import read_api_key
@@ -35,6 +44,7 @@ OPENAI_KEY_ENV = "OPENAI_API_KEY"
 COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
 # Local servers take no key, but the SDK insists on one; this placeholder is sent instead.
 _NO_KEY = "no-key"
+_PATH = "/chat/completions"
 
 
 class OpenAIProvider(ManagedProvider):
@@ -52,9 +62,10 @@ class OpenAIProvider(ManagedProvider):
         self.base_url = base_url
         self._client = LoopBoundClient(self._new_client, _close)
 
-    def _new_client(self) -> AsyncOpenAI:
+    def _new_client(self) -> SdkRoute:
         try:
             import openai
+            import openai._models
         except ImportError:
             raise ProviderError(
                 "the openai SDK is not installed: pip install 'chatledger[openai]'"
@@ -67,18 +78,41 @@ class OpenAIProvider(ManagedProvider):
         }
         if self.base_url is not None:
             kwargs["base_url"] = self.base_url
-        return openai.AsyncOpenAI(**kwargs)
+        return SdkRoute(
+            openai.AsyncOpenAI(**kwargs),
+            models=openai._models,
+            path=_PATH,
+            options={"timeout": self.settings.timeout_s, "security": {"bearer_auth": True}},
+            lean=self.settings.http_client == "lean",
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
     async def _prepare(self) -> None:
-        await self._client.get()  # raises a clear error when the SDK or the key is missing
+        # Raises a clear error when the SDK or the key is missing; builds the lean route.
+        route = await self._client.get()
+        await route.ready()
 
     async def _send(self, call: WireCall) -> RawReply:
-        client = await self._client.get()  # raises a clear error when the SDK is missing
-        import openai
+        route = await self._client.get()  # raises a clear error when the SDK is missing
+        await route.ready()
+        body = self._body(call)
+        secrets = [route.sdk.api_key]
+        if route.lean:
+            # ASCII JSON: a lone surrogate in a prompt cannot make the encoding fail.
+            payload = json.dumps(body, separators=(",", ":")).encode("ascii")
+            try:
+                response = await route.post(payload)
+            except HttpConnectionError:
+                raise RetryableError("connection failed") from None
+            if not 300 <= response.status < 400:
+                return self._read(call, response, secrets)
+            # A redirect: the SDK follows it as it always has.
+        return await self._send_with_sdk(route.sdk, call, body, secrets)
 
+    def _body(self, call: WireCall) -> dict[str, Any]:
+        """The Chat Completions request body, in the wire format."""
         messages: list[dict[str, str]] = []
         if call.system:
             messages.append({"role": "system", "content": call.system})
@@ -87,7 +121,6 @@ class OpenAIProvider(ManagedProvider):
             "model": call.model.model,
             "messages": messages,
             self.max_tokens_field: call.max_tokens,
-            "timeout": call.timeout_s,
         }
         if call.temperature is not None:
             kwargs["temperature"] = call.temperature
@@ -100,16 +133,47 @@ class OpenAIProvider(ManagedProvider):
             if call.schema.description:
                 json_schema["description"] = call.schema.description
             kwargs["response_format"] = {"type": "json_schema", "json_schema": json_schema}
-        timeout = kwargs.pop("timeout")
-        body = {**kwargs, **dict(call.options)} if call.options else kwargs
-        secrets = [client.api_key]
+        return {**kwargs, **dict(call.options)} if call.options else kwargs
+
+    def _read(self, call: WireCall, response: HttpResponse, secrets: list[str]) -> RawReply:
+        """A reply of the lean path, read as the SDK reads one (``cast_to=object``)."""
+        if response.status >= 400:
+            raise error_for_status(
+                response.status,
+                response.headers,
+                sdk_error_message(response),
+                secrets=secrets,
+                key_variable=self.key_variable,
+                schema_sent=call.schema is not None,
+            )
+        data: object
+        # The SDK's test: a media type ending in "json" is decoded, anything else is text.
+        if not response.headers.get("content-type", "*").split(";")[0].endswith("json"):
+            data = response.text()
+        else:
+            try:
+                data = json.loads(response.body)
+            except json.JSONDecodeError as exc:
+                raise malformed_reply("the reply is not JSON", exc.doc, secrets=secrets) from None
+            except UnicodeDecodeError as exc:
+                raise malformed_reply(
+                    "the reply is not UTF-8 text", bytes(exc.object), secrets=secrets
+                ) from None
+        return read_chat_completion(call, data, secrets=secrets)
+
+    async def _send_with_sdk(
+        self, client: AsyncOpenAI, call: WireCall, body: dict[str, Any], secrets: list[str]
+    ) -> RawReply:
+        import openai
+
+        timeout = call.timeout_s
         try:
             # The plain POST of what chat.completions.create sends: the body is already the
             # wire format, so the SDK's per-call parameter transform (about 1 ms of CPU,
             # most of a call's cost at high concurrency) is skipped. ``cast_to=object`` gets
             # the decoded JSON as it is (or the text of a non-JSON body), read below.
             data: object = await client.post(
-                "/chat/completions",
+                _PATH,
                 body=body,
                 cast_to=object,
                 options={"timeout": timeout, "security": {"bearer_auth": True}},
@@ -182,8 +246,23 @@ def _content_text(content: object) -> str | None:
     return None
 
 
-async def _close(client: AsyncOpenAI) -> None:
-    await client.close()
+def sdk_error_message(response: HttpResponse) -> str:
+    """The message the openai SDK gives an error reply: "Error code: N", and " - " plus the
+    body's ``error.message`` when it has one."""
+    message = f"Error code: {response.status}"
+    try:
+        body = json.loads(response.text().strip())
+    except (ValueError, RecursionError):
+        return message
+    error = body.get("error", body) if isinstance(body, dict) else None
+    detail = error.get("message") if isinstance(error, dict) else None
+    if isinstance(detail, str) and detail:
+        message += f" - {detail}"
+    return message
+
+
+async def _close(route: SdkRoute) -> None:
+    await route.aclose()
 
 
 class OpenAICompatibleProvider(OpenAIProvider):

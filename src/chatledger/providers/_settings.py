@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+HttpClient = Literal["lean", "sdk"]
 
 
 @dataclass(frozen=True)
@@ -24,12 +27,18 @@ class CallSettings:
     # Calls in flight at once to this provider, and request starts per second (None: no limit).
     concurrency: int = 4
     requests_per_second: float | None = None
+    # How HTTP requests go out: "lean" posts the SDK's request (its URL and headers) on
+    # chatledger's own keep-alive pool (see providers/_http.py; the SDK still sends it when a
+    # proxy applies); "sdk" sends every request through the SDK.
+    http_client: HttpClient = "lean"
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0 or self.max_attempts < 1 or self.max_reasks < 0:
             raise ValueError("timeout_s > 0, max_attempts >= 1 and max_reasks >= 0 are required")
         if self.backoff_initial_s < 0 or self.backoff_max_s < 0 or self.max_retry_after_s < 0:
             raise ValueError("back-off and retry-after limits cannot be negative")
+        if self.http_client not in ("lean", "sdk"):
+            raise ValueError("http_client is 'lean' or 'sdk'")
 
 
 # A local model on two CPU cores: one call at a time (its server has one slot), a long answer
