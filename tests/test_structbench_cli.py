@@ -18,7 +18,7 @@ from chatledger.structbench import (
     read_predictions,
     write_dataset,
 )
-from chatledger.structbench._prompts import FACTS_SYSTEM
+from chatledger.structbench.prompting._prompts import FACTS_SYSTEM
 from fakes.llm_server import OPENAI_PATH, FakeLLMServer, Reply, openai_body
 
 TOP_KEYS = ("DOC", "MK", "MV", "WV", "n", "by_depth")

@@ -16,80 +16,98 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chatledger.structbench._baseline import (
+from chatledger.structbench.baseline import (
     BASELINE_MODEL,
     BASELINE_STRATEGY,
     baseline_predictions,
     extract_by_rules,
 )
-from chatledger.structbench._document import Document, Example, Prediction
-from chatledger.structbench._gen_kind import DEPTHS, EMAIL_KINDS, EmailKind
-from chatledger.structbench._gen_surface import value_in_text, values_missing_from_text
-from chatledger.structbench._generate import (
-    DATASET_VERSION,
-    DEFAULT_SEED,
-    generate_document,
-    generate_documents,
-)
-from chatledger.structbench._io import (
+from chatledger.structbench.dataset import (
+    Document,
+    Example,
+    Prediction,
+    ValidatorCache,
+    default_weight,
     document_from_dict,
+    field_importance,
+    flatten,
+    original_to_document,
     read_dataset,
+    read_original,
     read_predictions,
+    resolve_weights,
+    schema_depth,
+    value_depth,
     write_dataset,
     write_predictions,
 )
-from chatledger.structbench._metrics import DocumentScore, score_document
-from chatledger.structbench._original import original_to_document, read_original
-from chatledger.structbench._parse import ParsedOutput, parse_output, strip_wrappers
-from chatledger.structbench._paths import flatten, schema_depth, value_depth
-from chatledger.structbench._validation import ValidatorCache
-from chatledger.structbench._values import normalise_text, values_match
-from chatledger.structbench._weights import default_weight, field_importance, resolve_weights
+from chatledger.structbench.generate import (
+    DATASET_VERSION,
+    DEFAULT_SEED,
+    DEPTHS,
+    EMAIL_KINDS,
+    EmailKind,
+    generate_document,
+    generate_documents,
+    value_in_text,
+    values_missing_from_text,
+)
+from chatledger.structbench.score import (
+    DocumentScore,
+    ParsedOutput,
+    normalise_text,
+    parse_output,
+    score_document,
+    strip_wrappers,
+    values_match,
+)
 
 if TYPE_CHECKING:
     from chatledger.structbench._demo import StructbenchDemo, structbench_demo
-    from chatledger.structbench._report import (
+    from chatledger.structbench.aggregate import (
         METRICS,
         OUTPUT_KINDS,
+        PredictionFile,
         StructReport,
+        load_prediction_file,
         micro_f1,
         score_predictions,
     )
-    from chatledger.structbench._rows import PredictionFile, load_prediction_file
-    from chatledger.structbench._run import (
+    from chatledger.structbench.prompting import (
+        STRATEGIES,
+        CallOptions,
         RunOutcome,
+        Strategy,
+        StrategyResult,
         examples_by_schema,
         run_strategy,
         strategy_named,
     )
-    from chatledger.structbench._rundir import StructRun, write_structbench_run
-    from chatledger.structbench._strategies import (
-        STRATEGIES,
-        CallOptions,
-        Strategy,
-        StrategyResult,
-    )
+    from chatledger.structbench.rundir import StructRun, write_structbench_run
 
+# dataset, score, generate and baseline load with the package; the parts below are imported on
+# first use of one of their names.
 _LAZY = {
     # Scoring reports bootstrap intervals (scipy): generating a dataset does not need it.
-    "METRICS": "_report",
-    "OUTPUT_KINDS": "_report",
-    "StructReport": "_report",
-    "micro_f1": "_report",
-    "score_predictions": "_report",
-    "PredictionFile": "_rows",
-    "load_prediction_file": "_rows",
-    "STRATEGIES": "_strategies",
-    "CallOptions": "_strategies",
-    "Strategy": "_strategies",
-    "StrategyResult": "_strategies",
-    "RunOutcome": "_run",
-    "examples_by_schema": "_run",
-    "run_strategy": "_run",
-    "strategy_named": "_run",
+    "METRICS": "aggregate",
+    "OUTPUT_KINDS": "aggregate",
+    "StructReport": "aggregate",
+    "micro_f1": "aggregate",
+    "score_predictions": "aggregate",
+    "PredictionFile": "aggregate",
+    "load_prediction_file": "aggregate",
+    # The strategies and the runner need the provider layer.
+    "STRATEGIES": "prompting",
+    "CallOptions": "prompting",
+    "Strategy": "prompting",
+    "StrategyResult": "prompting",
+    "RunOutcome": "prompting",
+    "examples_by_schema": "prompting",
+    "run_strategy": "prompting",
+    "strategy_named": "prompting",
     # The run directory and the demo write parquet and the report: imported on first use.
-    "StructRun": "_rundir",
-    "write_structbench_run": "_rundir",
+    "StructRun": "rundir",
+    "write_structbench_run": "rundir",
     "StructbenchDemo": "_demo",
     "structbench_demo": "_demo",
 }

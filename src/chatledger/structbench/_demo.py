@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from chatledger.report import build_structbench_report
-from chatledger.structbench._baseline import baseline_predictions
-from chatledger.structbench._io import read_dataset, write_predictions
-from chatledger.structbench._rows import load_prediction_file
-from chatledger.structbench._rundir import StructRun, write_structbench_run
-from chatledger.structbench._validation import ValidatorCache
+from chatledger.structbench.aggregate import load_prediction_file
+from chatledger.structbench.baseline import baseline_predictions
+from chatledger.structbench.dataset import ValidatorCache, read_dataset, write_predictions
+from chatledger.structbench.rundir import StructRun, write_structbench_run
 
 
 @dataclass

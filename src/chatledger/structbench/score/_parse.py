@@ -1,0 +1,115 @@
+"""Reading a model's raw output as the original pipeline does (DESIGN §8). Nothing is repaired.
+
+1. ``<think>…</think>`` blocks are removed. An opening ``<think>`` that never closes swallows the
+   rest of the text (the model ran out of tokens while reasoning: there is no answer); a closing
+   ``</think>`` without an opening (some servers strip the opening tag) drops everything before it.
+2. Markdown code-fence lines (```` ``` ```` or ```` ```json ````) are removed. A fence line can
+   never sit inside valid JSON (JSON strings cannot hold a raw newline), so this cannot damage
+   the JSON itself. A fence glued to the JSON on one line (```` ```json{…}``` ````) is removed too.
+3. What is left, trimmed, must be exactly one JSON value (``json.loads``; ``NaN``/``Infinity``
+   are not JSON and are refused). Then the output is a *single value*: DOC is decided by the
+   schema.
+4. Otherwise the first JSON-looking object start (``{`` followed by ``"`` or ``}``) is decoded
+   with ``JSONDecoder.raw_decode``. If it decodes, the output had prose (or a second value) around
+   the JSON: DOC is 0, MK/MV/WV are computed on that object. If it does not decode the output is
+   unparseable — *truncated* when the decoder ran off the end of the text, *malformed* otherwise —
+   and the search stops there: looking further would find the inner objects of a broken answer,
+   i.e. repair it. No object start at all is *no_json*; an empty text is *empty*.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from chatledger.structbench.dataset import Json
+
+_THINK_BLOCK = re.compile(r"<think\b[^>]*>.*?</think\s*>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think\b[^>]*>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think\s*>", re.IGNORECASE)
+_FENCE_LINE = re.compile(r"^[ \t]*```[^\n`]*$\n?", re.MULTILINE)
+_FENCE_GLUED_START = re.compile(r"\A```[A-Za-z0-9_+-]*")
+_FENCE_GLUED_END = re.compile(r"```\Z")
+_OBJECT_START = re.compile(r"\{\s*[\"}]")
+
+# Kinds of output worth counting (a document can show several).
+THINK_BLOCK = "think_block"
+FENCED = "fenced"
+SURROUNDING_PROSE = "surrounding_prose"
+EMPTY = "empty"
+NO_JSON = "no_json"
+TRUNCATED = "truncated"
+MALFORMED = "malformed"
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedOutput:
+    """``value`` is what MK/MV/WV read; ``single_value`` says DOC may be 1 (schema permitting)."""
+
+    value: Json
+    parsed: bool
+    single_value: bool
+    kinds: tuple[str, ...]
+
+
+def strip_wrappers(text: str) -> tuple[str, list[str]]:
+    """Remove think blocks and code fences; return the rest and the kinds of wrapper seen."""
+    kinds: list[str] = []
+    body = _THINK_BLOCK.sub("", text)
+    opened = _THINK_OPEN.search(body)
+    if opened is not None:
+        body = body[: opened.start()]
+    closes = list(_THINK_CLOSE.finditer(body))
+    if closes:
+        body = body[closes[-1].end() :]
+    if body != text:
+        kinds.append(THINK_BLOCK)
+    unfenced = _FENCE_LINE.sub("", body).strip()
+    unfenced = _FENCE_GLUED_END.sub("", _FENCE_GLUED_START.sub("", unfenced)).strip()
+    if unfenced != body.strip():
+        kinds.append(FENCED)
+    return unfenced, kinds
+
+
+def parse_output(text: str) -> ParsedOutput:
+    """Parse a raw model output by the rules in the module docstring. Never raises."""
+    body, kinds = strip_wrappers(text)
+    if not body:
+        return ParsedOutput(None, False, False, (*kinds, EMPTY))
+    try:
+        value, end = _DECODER.raw_decode(body)
+        if end == len(body):
+            return ParsedOutput(value, True, True, tuple(kinds))
+    except (ValueError, RecursionError):
+        pass
+    start = _OBJECT_START.search(body)
+    if start is None:
+        if body[0] in "[{":  # an array or object that is itself broken
+            return ParsedOutput(None, False, False, (*kinds, _failure_kind(body, 0)))
+        return ParsedOutput(None, False, False, (*kinds, NO_JSON))
+    try:
+        value, _ = _DECODER.raw_decode(body, start.start())
+    except (ValueError, RecursionError):
+        return ParsedOutput(None, False, False, (*kinds, _failure_kind(body, start.start())))
+    return ParsedOutput(value, True, False, (*kinds, SURROUNDING_PROSE))
+
+
+def _failure_kind(body: str, start: int) -> str:
+    """Truncated when the decoder needed more text than there is, malformed otherwise."""
+    try:
+        _DECODER.raw_decode(body, start)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(body) or exc.msg.startswith("Unterminated string"):
+            return TRUNCATED
+        return MALFORMED
+    except (ValueError, RecursionError):
+        return MALFORMED
+    return MALFORMED  # pragma: no cover - only called after a failed decode
