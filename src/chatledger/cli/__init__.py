@@ -1,5 +1,6 @@
-"""Command line interface. Importing it registers every command but loads none of their
-machinery: each command imports what it uses when it runs."""
+"""Command line interface. Importing it loads none of the commands' machinery, nor their
+modules: a command's module is imported when the command runs (``_app.LazyGroup``), and each
+command imports what it uses inside its body."""
 
 import logging
 import os
@@ -7,17 +8,6 @@ import signal
 import sys
 from types import FrameType
 
-from chatledger.cli import _budget_cmd as _budget_cmd  # registers budget show, reset
-from chatledger.cli import _corpus_cmd as _corpus_cmd  # registers corpus import
-from chatledger.cli import _demo_cmd as _demo_cmd  # registers demo
-from chatledger.cli import _downstream_cmd as _downstream_cmd  # registers commands
-from chatledger.cli import _extract_cmd as _extract_cmd  # registers extract
-from chatledger.cli import _report_cmd as _report_cmd  # registers report
-from chatledger.cli import _report_day_cmd as _report_day_cmd  # registers report-day
-from chatledger.cli import _run_cmd as _run_cmd  # registers run, compare
-from chatledger.cli import _serve_cmd as _serve_cmd  # registers serve-local
-from chatledger.cli import _stats_cmd as _stats_cmd  # registers stats, audit
-from chatledger.cli import _structbench_cmd as _structbench_cmd  # registers structbench
 from chatledger.cli._app import app
 from chatledger.cli._app import main as _main
 

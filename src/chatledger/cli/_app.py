@@ -7,24 +7,231 @@ at most one hint line; 130 interrupted (Ctrl-C); 70 a bug in ChatLedger (one lin
 ``CHATLEDGER_DEBUG=1`` for the traceback).
 
 This module is imported for ``chatledger --help``, so it imports nothing heavy: commands import
-what they use inside their bodies, and names for annotations come from ``TYPE_CHECKING``.
+what they use inside their bodies, and names for annotations come from ``TYPE_CHECKING``. The
+command modules themselves are imported only when their command runs (:class:`LazyGroup`):
+``chatledger --help`` lists them from :data:`LAZY_COMMANDS` and ``chatledger score`` builds one
+command, not twenty.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from difflib import get_close_matches
 from enum import StrEnum
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
+    from typer._click import Command, Context, HelpFormatter
+
     from chatledger.core import Chunk
     from chatledger.score import ScoreReport
+
+# The commands registered by other modules of this package, in the order ``--help`` lists them
+# (after ``schema`` and ``score``, defined here): name → (module, first paragraph of its help).
+# ``--help`` shows the summaries without importing the modules; running a command imports its
+# module only. tests/test_cli_lazy.py checks this table against the commands themselves.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": (
+        "_demo_cmd",
+        "Run the benchmark on the bundled corpus, offline: gold vs the offline extractor and\n"
+        "three simulated models of rising corruption; then the offline extractor vs human gold.",
+    ),
+    "downstream": (
+        "_downstream_cmd",
+        "Layer 3: run the downstream consumers on both models' extractions and compare them.",
+    ),
+    "pipeline": (
+        "_downstream_cmd",
+        "Print, as Markdown, what the downstream consumers make of one model's extractions\n"
+        "(with --format json: every consumer's events as JSON).",
+    ),
+    "extract": (
+        "_extract_cmd",
+        "Extract schema v3 from every chunk with a model; re-run the same command to resume.",
+    ),
+    "report": (
+        "_report_cmd",
+        "Rebuild the run's self-contained report.html (conversation or structbench run) and\n"
+        "print its path.",
+    ),
+    "report-day": (
+        "_report_day_cmd",
+        "The daily report built from one model's extractions: decisions, new action items,\n"
+        "drifts, escalations and open loops of one day, per conversation.",
+    ),
+    "run": (
+        "_run_cmd",
+        "Score every challenger of a run config on every configured layer; write the run "
+        "directory.",
+    ),
+    "compare": ("_run_cmd", "Show what changed between two runs, per model, layer and field."),
+    "serve-local": (
+        "_serve_cmd",
+        "Serve a local GGUF model on 127.0.0.1 with an OpenAI-compatible /v1/chat/completions.",
+    ),
+    "stats": (
+        "_stats_cmd",
+        "Intervals, paired differences, rank probabilities and weight sensitivity of a run.",
+    ),
+    "audit": (
+        "_stats_cmd",
+        "Apply every corruption operator at rising severity; show each field's score curve.",
+    ),
+    "budget": (
+        "_budget_cmd",
+        "The spend ledgers a budget cap bounds: show what was spent, reset it.",
+    ),
+    "corpus": (
+        "_corpus_cmd",
+        "Import chat exports and human-annotated corpora as chunks; reveal pseudonyms.",
+    ),
+    "structbench": (
+        "_structbench_cmd",
+        "Email → JSON extraction benchmark (LLMStructBench-style): generate, run, score.",
+    ),
+}
+_OWN_COMMANDS = ("schema", "score")
+
+
+class LazyGroup(TyperGroup):
+    """The top-level group: a command's module is imported when the command is looked up.
+
+    While the group's own help is written, the commands of modules not imported yet are stubs
+    holding the summary from :data:`LAZY_COMMANDS` (all the help listing reads).
+    """
+
+    _listing = False
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        order = [*_OWN_COMMANDS, *LAZY_COMMANDS]
+        return order + [name for name in self.commands if name not in order]
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        command = self.commands.get(cmd_name)
+        if command is not None or cmd_name not in LAZY_COMMANDS:
+            return command
+        module, summary = LAZY_COMMANDS[cmd_name]
+        if self._listing:
+            return TyperCommand(cmd_name, help=summary)
+        import_module(f"chatledger.cli.{module}")  # registers its commands on ``app``
+        command = _build_registered(cmd_name)
+        if command is not None:
+            self.commands[cmd_name] = command
+        return command
+
+    def get_help_option(self, ctx: Context) -> Any:
+        option = super().get_help_option(ctx)
+        # Typer leaves a help flag that was not given as None and coerces None through a
+        # pydantic adapter (importing pydantic: ~0.1 s of ``chatledger score --help``) before
+        # finding nothing to do; a False default skips that and means the same.
+        if option is not None and option.default is None:
+            option.default = False
+        return option
+
+    def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
+        _import_rich_help()
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+    def resolve_command(
+        self, ctx: Context, args: list[str]
+    ) -> tuple[str | None, Command | None, list[str]]:
+        # Typer suggests near names among the commands built so far; suggest among all.
+        from typer._click.exceptions import UsageError
+
+        if "--help" in args:  # the command's help is next: see _import_rich_help
+            _import_rich_help()
+        suggest, self.suggest_commands = self.suggest_commands, False
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if suggest and matches:
+                shown = ", ".join(f"{m!r}" for m in matches)
+                exc.message = f"{exc.message.rstrip('.')}. Did you mean {shown}?"
+            raise
+        finally:
+            self.suggest_commands = suggest
+
+
+class _Deferred(type):
+    """A stand-in for a rich class that Typer's help module imports but help never uses:
+    any use (a call, an attribute) imports the real class and defers to it."""
+
+    _target: tuple[str, str]
+
+    def _real(cls) -> Any:
+        module, name = cls._target
+        return getattr(import_module(module), name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls._real()(*args, **kwargs)
+
+    def __getattr__(cls, attr: str) -> Any:
+        return getattr(cls._real(), attr)
+
+
+def _import_rich_help() -> None:
+    """Import ``typer.rich_utils`` without the two rich modules it imports for other things.
+
+    It imports ``rich.markdown`` (markdown-it) for markdown help and ``rich.traceback``
+    (pygments, attrs) for pretty tracebacks; this CLI's help is rich markup and its
+    tracebacks are off, yet the two cost ~40 % of ``chatledger --help``. While rich_utils is
+    imported they are stand-ins (:class:`_Deferred`) that load the real class if ever used;
+    afterwards they are removed, so any other import gets the real modules.
+    """
+    if "typer.rich_utils" in sys.modules:
+        return
+    from types import ModuleType
+
+    stand_ins: dict[str, ModuleType] = {}
+    for module, name in (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback")):
+        if module in sys.modules:
+            continue
+        stand_in = ModuleType(module)
+        setattr(stand_in, name, _Deferred(name, (), {"_target": (module, name)}))
+        stand_ins[module] = stand_in
+    sys.modules.update(stand_ins)
+    try:
+        import_module("typer.rich_utils")
+    finally:
+        for module, stand_in in stand_ins.items():
+            if sys.modules.get(module) is stand_in:
+                del sys.modules[module]
+
+
+def _build_registered(name: str) -> Command | None:
+    """The click command (or group) that a command module registered on ``app`` as ``name``."""
+    from typer.main import get_command_from_info, get_group_from_info
+
+    for info in app.registered_commands:
+        if info.name == name:
+            return get_command_from_info(
+                info,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+    for group in app.registered_groups:
+        if group.name == name:
+            return get_group_from_info(
+                group,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                suggest_commands=app.suggest_commands,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+    return None
+
 
 app = typer.Typer(
     name="chatledger",
@@ -32,6 +239,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
 )
 
 # Data (model names, file names, texts) is printed as written: rich markup, emoji codes and

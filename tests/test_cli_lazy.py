@@ -1,0 +1,109 @@
+"""Lazy commands: ``chatledger --help`` lists every command without importing its module, and
+what it prints is what the fully loaded CLI prints (read from subprocesses, as a user runs it)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chatledger.cli import _app
+
+ALL_MODULES = sorted({module for module, _ in _app.LAZY_COMMANDS.values()})
+
+
+def run(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    env.pop("FORCE_COLOR", None)
+    return subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def modules_imported(stderr: str) -> set[str]:
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+
+
+LAZY = "import sys; from chatledger.cli._app import main; sys.exit(main(sys.argv[1:]))"
+EAGER = (
+    "import importlib, sys\n"
+    f"for m in {ALL_MODULES!r}: importlib.import_module('chatledger.cli.' + m)\n"
+    "from chatledger.cli._app import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def test_the_table_is_what_the_command_modules_register() -> None:
+    for module in ALL_MODULES:
+        importlib.import_module(f"chatledger.cli.{module}")
+    from typer.main import get_command
+
+    group = get_command(_app.app)
+    built = dict(group.commands)
+    assert list(built) == [*_app._OWN_COMMANDS, *_app.LAZY_COMMANDS]  # registration order
+    for name, (module, summary) in _app.LAZY_COMMANDS.items():
+        command = built[name]
+        first = inspect.cleandoc(command.help or "").split("\n\n")[0]
+        assert first == summary, f"{name}: update LAZY_COMMANDS in cli/_app.py"
+        callback = command.callback
+        if callback is not None and name not in ("budget", "corpus", "structbench"):
+            assert callback.__module__ == f"chatledger.cli.{module}", name
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--help",), ("score", "--help"), ("budget", "--help"), ("scor",), ("nosuch",), ()],
+    ids=["help", "score help", "budget help", "typo", "unknown", "no command"],
+)
+def test_lazy_and_fully_loaded_print_the_same(args: tuple[str, ...], tmp_path: Path) -> None:
+    lazy, eager = run(LAZY, *args, cwd=tmp_path), run(EAGER, *args, cwd=tmp_path)
+    assert (lazy.returncode, lazy.stdout) == (eager.returncode, eager.stdout)
+    errors = [line for line in lazy.stderr.splitlines() if not line.startswith("import time:")]
+    eager_errors = [
+        line for line in eager.stderr.splitlines() if not line.startswith("import time:")
+    ]
+    assert errors == eager_errors
+    if args == ("scor",):
+        assert "Did you mean 'score', 'corpus'?" in errors[0]  # corpus is a lazy command
+
+
+@pytest.mark.parametrize("args", [("--help",), ("score", "--help")], ids=["help", "score help"])
+def test_help_loads_no_command_module_and_no_unused_rich_module(
+    args: tuple[str, ...], tmp_path: Path
+) -> None:
+    done = run(LAZY, *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = modules_imported(done.stderr)
+    assert "chatledger.cli._app" in names
+    assert not {f"chatledger.cli.{m}" for m in ALL_MODULES} & names
+    assert not {"rich.markdown", "rich.traceback", "markdown_it", "pygments", "pydantic"} & names
+    assert "Usage: chatledger" in done.stdout
+
+
+def test_the_rich_stand_ins_defer_to_the_real_classes() -> None:
+    code = (
+        "import sys\n"
+        "from chatledger.cli import _app\n"
+        "_app._import_rich_help()\n"
+        "import typer.rich_utils as r\n"
+        "assert 'rich.markdown' not in sys.modules\n"
+        "text = r.Markdown('**x**')\n"
+        "from rich.markdown import Markdown\n"
+        "assert type(text) is Markdown\n"
+        "assert r.Traceback.from_exception is not None\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
