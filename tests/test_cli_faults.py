@@ -204,6 +204,11 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _tree(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` (the kept stages included) → its hash."""
+    return {str(p.relative_to(folder)): _sha(p) for p in folder.rglob("*") if p.is_file()}
+
+
 @needs_root
 def test_a_full_disk_during_run_keeps_the_previous_report(tmp_path: Path) -> None:
     _copy_examples(tmp_path)
@@ -212,7 +217,7 @@ def test_a_full_disk_during_run_keeps_the_previous_report(tmp_path: Path) -> Non
         first = chatledger("run", "run.yaml", "--out", "disk/run", cwd=tmp_path)
         assert first.code == 0, first.err
         report = disk / "run" / "report.html"
-        before = {p.name: _sha(p) for p in (disk / "run").iterdir()}
+        before = _tree(disk / "run")
         # Fill the disk: the second run's files no longer fit.
         with (disk / "filler").open("wb") as filler, contextlib.suppress(OSError):
             while True:
@@ -220,7 +225,7 @@ def test_a_full_disk_during_run_keeps_the_previous_report(tmp_path: Path) -> Non
                 filler.flush()
         again = chatledger("run", "run.yaml", "--out", "disk/run", cwd=tmp_path)
         assert_one_error_line(again, 1, "No space left on device")
-        after = {p.name: _sha(p) for p in (disk / "run").iterdir()}
+        after = _tree(disk / "run")
         assert after == before  # every file is the old, whole one; no .part file is left
         assert report.read_text(encoding="utf-8").rstrip().endswith("</html>")
 

@@ -50,7 +50,9 @@ def print_run_result(result: RunResult) -> None:
     stdout.print(f"run directory: {result.out_dir}")
 
 
-def run_with_progress(config: Path, out: Path, show: bool) -> RunResult:
+def run_with_progress(
+    config: Path, out: Path, show: bool, executor: str | None = None
+) -> RunResult:
     """Load the config and execute the run; Ctrl-C says which stage it stopped in."""
     from chatledger.cli._progress import progress_bar
     from chatledger.core import Interrupted, prepare_output_dir
@@ -65,14 +67,14 @@ def run_with_progress(config: Path, out: Path, show: bool) -> RunResult:
 
     try:
         if not show:
-            return execute_run(loaded, out, on_progress=track)
+            return execute_run(loaded, out, on_progress=track, executor=executor)
         with progress_bar("scoring") as update:
 
             def both(description: str, done: int, total: int) -> None:
                 track(description, done, total)
                 update(description, done, total)
 
-            return execute_run(loaded, out, on_progress=both)
+            return execute_run(loaded, out, on_progress=both, executor=executor)
     except KeyboardInterrupt:
         raise Interrupted(
             f"interrupted while {stage[0]}; {out} is incomplete (every file in it is whole)",
@@ -88,12 +90,24 @@ def run_command(
     config: Annotated[Path, typer.Argument(help="run config (YAML)")],
     out: Annotated[Path, typer.Option("--out", help="run directory to write")] = DEFAULT_OUT,
     report: Annotated[bool, typer.Option(help="write report.html into the run directory")] = True,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            help="where scoring runs: local, processes[:N] or dask[:ADDRESS] (default: the "
+            "config's 'executor', else local); the results are the same bytes",
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
-    """Score every challenger of a run config on every configured layer; write the run directory."""
+    """Score every challenger of a run config on every configured layer; write the run directory.
+
+    A rerun into the same --out reuses every finished stage whose inputs are unchanged."""
     from chatledger.report import build_report
 
-    result = run_with_progress(config, out, show=output_format is OutputFormat.table)
+    result = run_with_progress(
+        config, out, show=output_format is OutputFormat.table, executor=executor
+    )
     report_path = build_report(result.out_dir) if report else None
     if output_format is OutputFormat.json:
         emit_json(

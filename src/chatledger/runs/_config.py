@@ -158,6 +158,20 @@ class RunConfig(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0.0)
     max_attempts: int | None = Field(default=None, ge=1)
     prices: str | dict[str, Any] | None = None
+    # Where scoring, judging and the consumers run: local | processes[:N] | dask[:ADDRESS]
+    # (runs._executors); `--executor` on the command line wins. Results are the same bytes.
+    executor: str = "local"
+
+    @field_validator("executor")
+    @classmethod
+    def _executor_known(cls, value: str) -> str:
+        from chatledger.runs._executors import parse_executor
+
+        try:
+            parse_executor(value)
+        except InputError as exc:
+            raise ValueError(exc.detail) from None
+        return value
 
     @field_validator("layers")
     @classmethod

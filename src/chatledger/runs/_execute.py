@@ -1,90 +1,85 @@
-"""Execute a run: layer 1 and layer 3 for every challenger, composites, the run directory.
+"""Execute a run as stages: extract → score (layer 1) → judge (layer 2) → downstream (layer 3)
+→ stats → write.
 
-Work streams one challenger at a time: its extraction file is read, scored, its rows appended
-to ``scores.parquet`` and only its summary kept, so memory does not grow with the number of
-challengers beyond their summaries.
+* **extract** calls the models of ``{model: ID}`` sources in this process, through one
+  provider hub (cache, budget, rate limits); see ``runs._models``.
+* **score / judge / downstream** are computed by units — (model, batch of whole conversations)
+  — on the run's executor (``runs._executors``); each worker reads the files itself. The
+  results come back in unit order and are assembled here per model, in run chunk order, by the
+  same functions whatever ran them, so every executor writes the same bytes. Each stage's
+  output is kept in ``stages/`` under its content key (``runs._stages``): a rerun skips it.
+* **stats** is computed once from the per-chunk values the stages produced.
+* **write** builds the typed record (``chatledger.record.ConversationRun``) and writes
+  ``run.json``; ``scores.parquet`` is streamed model by model as each is assembled.
 """
 
 from __future__ import annotations
 
-import platform
+import math
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from chatledger.core import (
-    Chunk,
     InputError,
+    Problem,
     atomic_write_json,
     atomic_writer,
+    file_sha256,
     first_validation_error,
-    long_chunk_note,
     prepare_output_dir,
 )
-from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
-from chatledger.downstream import ConsumerOutputs, build_outputs, compare_outputs, merge_outputs
 from chatledger.providers import ProviderHub
-from chatledger.runs._config import LoadedRunConfig, RunConfig
-from chatledger.runs._judging import judge_challenger, judge_rows
+from chatledger.record import InputFile, StageRecord
+from chatledger.runs._config import LoadedRunConfig
+from chatledger.runs._executors import (
+    Executor,
+    ExecutorSpec,
+    parse_executor,
+    start_executor,
+    worker_count,
+)
+from chatledger.runs._judging import aggregate_verdicts, judge_rows, judgement_lines
 from chatledger.runs._models import (
     ModelCalls,
     needs_model_calls,
     plan_extractions,
     run_extractions,
-    sample_variance,
+    safe_file_name,
 )
 from chatledger.runs._panel import build_judges, judge_entry
+from chatledger.runs._record import build_record
 from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_composite
-from chatledger.runs._rows import (
-    downstream_by_chunk,
-    downstream_rows,
-    extraction_rows,
-    judge_series,
-    series_from_rows,
-)
+from chatledger.runs._rows import downstream_rows, extraction_rows
+from chatledger.runs._stages import StageOutput, StageStore, stage_key
 from chatledger.runs._stats import FloatArray, ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
-from chatledger.score import ScoringConfig, count_degenerate
-from chatledger.score import score_records as _score_records
+from chatledger.runs._units import (
+    BatchResult,
+    BatchUnit,
+    ChunkIndex,
+    IndexUnit,
+    ModelFacts,
+    ModelUnit,
+    RunSpec,
+    run_unit,
+    worker_chunks,
+    worker_extractions,
+)
+from chatledger.score import ScoreReport, ScoringConfig, summarise_chunks
 
 ProgressCallback = Callable[[str, int, int], None]
-
-
-def _usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
-    """Tokens, dollars and latency of the scored extractions (sample 0), invalid ones included.
-
-    A line replayed from the call cache (``usage.cached``) took no model time: latency per chunk
-    is the mean over the lines that were really called, and they are counted apart.
-    """
-    totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "latency_s": 0.0}
-    live = cached = 0
-    for record in source.records.values():
-        totals["input_tokens"] += record.usage.input_tokens
-        totals["output_tokens"] += record.usage.output_tokens
-        totals["cost_usd"] += record.usage.cost_usd
-        if (record.usage.model_extra or {}).get("cached") is True:
-            cached += 1
-        else:
-            live += 1
-            totals["latency_s"] += record.usage.latency_s
-    totals["cost_per_chunk_usd"] = totals["cost_usd"] / n_chunks if n_chunks else 0.0
-    totals["latency_per_chunk_s"] = totals["latency_s"] / live if live else 0.0
-    totals["cached_chunks"] = float(cached)
-    extra = [r for sample in source.samples.values() for r in sample.values()]
-    if extra:
-        totals["repeat_samples_cost_usd"] = sum(r.usage.cost_usd for r in extra)
-        totals["repeat_samples_tokens"] = float(
-            sum(r.usage.input_tokens + r.usage.output_tokens for r in extra)
-        )
-    return totals
-
-
-def _model_name(source: ExtractionFile, configured: str | None) -> str:
-    return configured or source.model or Path(source.path).stem
+LAYER_STAGES = ("extraction", "judge", "downstream")
+STAGE_OF_LAYER = {"extraction": "score", "judge": "judge", "downstream": "downstream"}
+# Batches of at least this many chunks (whole conversations), about four per worker: enough
+# to keep every worker busy to the end, few enough that dispatch costs nothing.
+MIN_BATCH_CHUNKS = 25
 
 
 def execute_run(
@@ -93,193 +88,612 @@ def execute_run(
     on_progress: ProgressCallback | None = None,
     *,
     hub: ProviderHub | None = None,
+    executor: str | ExecutorSpec | None = None,
 ) -> RunResult:
     """Run every configured layer for every challenger and write the run directory.
 
     Sources that name a model are extracted first (see ``runs._models``); ``hub`` replaces the
     provider hub the run would build from its config (cache, budget, prices, concurrency).
+    ``executor`` (``local``, ``processes[:N]``, ``dask[:ADDRESS]``) overrides the config's.
     """
+    if isinstance(executor, ExecutorSpec):
+        spec = executor
+    else:
+        try:
+            spec = parse_executor(executor if executor is not None else loaded.config.executor)
+        except InputError as exc:
+            raise InputError(exc.detail, path=loaded.path, field="executor") from None
     calls = ModelCalls.for_run(loaded, hub) if needs_model_calls(loaded.config) else None
     try:
-        return _execute(loaded, out_dir, on_progress, calls)
+        with start_executor(spec) as pool:
+            return _Run(loaded, out_dir, on_progress, calls, pool).execute()
     finally:
         if calls is not None:
             calls.close()
 
 
-def _execute(
-    loaded: LoadedRunConfig,
-    out_dir: Path,
-    on_progress: ProgressCallback | None,
-    calls: ModelCalls | None,
-) -> RunResult:
-    config = loaded.config
-    judges = (
-        build_judges(loaded, calls.hub if calls is not None else None)
-        if "judge" in config.layers
-        else []
-    )
-    started = time.perf_counter()
-    scoring = _scoring_config(loaded)
-    chunks = read_chunks(loaded.chunks)
-    planned = plan_extractions(loaded, out_dir)
-    prepare_output_dir(out_dir)
-    t0 = time.perf_counter()
-    run_extractions(planned, chunks, calls, on_progress)
-    extract_s = time.perf_counter() - t0
-    written = {plan.where: plan.path for plan in planned}
-    reference_path = loaded.reference or written["reference"]
-    challenger_paths = [
-        path or written[f"challengers.{i}"] for i, path in enumerate(loaded.challengers)
-    ]
-    reference = read_extractions(reference_path)
-    reference_name = _model_name(reference, config.reference.label)
-    weights_used, note = layer_weights_used(config.weights.layers, list(config.layers))
-    timings: dict[str, float] = {"extraction_s": 0.0, "judge_s": 0.0, "downstream_s": 0.0}
-    if planned:
-        timings["model_extraction_s"] = extract_s
-    # Repeat variance for every file holding repeated samples (a model source with samples > 1,
-    # or a file from `chatledger extract --samples n`).
-    variance: dict[str, Any] = {}
-    if reference.sample_count > 1:
-        variance[reference_name] = sample_variance(
-            reference,
-            reference.records,
-            chunks,
-            scoring,
-            samples=range(1, reference.sample_count),
-            against_label="its own sample 0",
+@dataclass
+class _ModelPlan:
+    """One challenger: its file, facts, and the stages still to compute."""
+
+    index: int
+    name: str
+    path: Path
+    facts: ModelFacts
+    keys: dict[str, str] = field(default_factory=dict)  # layer → stage key
+    reused: dict[str, tuple[StageOutput, list[Row]]] = field(default_factory=dict)
+
+    @property
+    def file_key(self) -> str:
+        return safe_file_name(self.name)
+
+
+class _Run:
+    def __init__(
+        self,
+        loaded: LoadedRunConfig,
+        out_dir: Path,
+        on_progress: ProgressCallback | None,
+        calls: ModelCalls | None,
+        pool: Executor,
+    ) -> None:
+        self.loaded = loaded
+        self.config = loaded.config
+        self.out_dir = out_dir
+        self.on_progress = on_progress
+        self.calls = calls
+        self.pool = pool
+        self.timings: dict[str, float] = {"extraction_s": 0.0, "judge_s": 0.0, "downstream_s": 0.0}
+        self.stage_records: list[StageRecord] = []
+        self._hashes: dict[Path, str] = {}
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def _sha(self, path: Path) -> str:
+        if path not in self._hashes:
+            self._hashes[path] = file_sha256(path)
+        return self._hashes[path]
+
+    def _key(self, stage: str, files: Sequence[Path], settings: Any) -> str:
+        # Hash each file once per run, however many stages read it.
+        return stage_key(stage, [], {"files": [self._sha(p) for p in files], **settings})
+
+    # ---- the stages ------------------------------------------------------------------------
+
+    def execute(self) -> RunResult:
+        config, loaded = self.config, self.loaded
+        started = time.perf_counter()
+        judges = (
+            build_judges(loaded, self.calls.hub if self.calls is not None else None)
+            if "judge" in config.layers
+            else []
         )
-    models: list[ModelSummary] = []
-    downstream_out: dict[str, Any] = {}
-    seen: set[str] = {reference_name}
-    # The reference's downstream outputs, built once and compared with every challenger's.
-    reference_outputs = None
-    if "downstream" in config.layers:
+        model_judges = [j for j, s in zip(judges, config.judges, strict=True) if s.model]
+        offline_judges = [j for j, s in zip(judges, config.judges, strict=True) if not s.model]
+        scoring = _scoring_config(loaded)
+        planned = plan_extractions(loaded, self.out_dir)
+        prepare_output_dir(self.out_dir)
+        if planned:  # stage: extract
+            t0 = time.perf_counter()
+            run_extractions(
+                planned, worker_chunks(str(loaded.chunks)), self.calls, self.on_progress
+            )
+            self.timings["model_extraction_s"] = time.perf_counter() - t0
+            self.stage_records.append(
+                StageRecord(stage="extract", seconds=self.timings["model_extraction_s"])
+            )
+        written = {plan.where: plan.path for plan in planned}
+        reference_path = Path(loaded.reference or written["reference"])
+        challenger_paths = [
+            Path(path or written[f"challengers.{i}"]) for i, path in enumerate(loaded.challengers)
+        ]
+        chunks_path = Path(loaded.chunks)
+        gold_path = Path(loaded.gold) if loaded.gold is not None and config.gold else None
+        spec = RunSpec(
+            chunks_path=str(chunks_path),
+            reference_path=str(reference_path),
+            scoring=scoring,
+            layers=tuple(config.layers),
+            offline_judges=tuple(j.name for j in offline_judges),
+            consumer_weights=(
+                tuple(config.weights.consumers.items()) if config.weights.consumers else None
+            ),
+        )
+        weights_used, note = layer_weights_used(config.weights.layers, list(config.layers))
+
+        # What each file holds as a whole (and the chunk order), all at once on the executor.
+        units: list[Any] = [IndexUnit(str(chunks_path))]
+        units.append(ModelUnit(spec, "reference", str(reference_path), is_reference=True))
+        units += [
+            ModelUnit(spec, f"challengers.{i}", str(p), gold_path=_str(gold_path))
+            for i, p in enumerate(challenger_paths)
+        ]
+        if gold_path is not None:
+            units.append(
+                ModelUnit(
+                    spec,
+                    "reference",
+                    str(reference_path),
+                    is_reference=True,
+                    gold_path=str(gold_path),
+                )
+            )
+        described = self.pool.map(run_unit, units)
+        index: ChunkIndex = described[0]
+        reference_facts: ModelFacts = described[1]
+        challenger_facts: list[ModelFacts] = described[2 : 2 + len(challenger_paths)]
+        reference_gold: ModelFacts | None = described[-1] if gold_path is not None else None
+        reference_name = config.reference.label or reference_facts.source_model
+        spec = RunSpec(**{**spec.__dict__, "reference_model": reference_facts.source_model})
+        plans = self._plan_models(challenger_paths, challenger_facts, reference_name, spec)
+
+        # Stages score / judge / downstream: every batch of every model still to compute.
+        n_chunks = len(index.chunk_ids)
+        target = max(MIN_BATCH_CHUNKS, math.ceil(n_chunks / (4 * worker_count(self.pool))))
+        batches = index.batches(target)
+        batch_units: list[BatchUnit] = []
+        for plan in plans:
+            layers = tuple(layer for layer in config.layers if layer not in plan.reused)
+            if layers:
+                batch_units += [
+                    BatchUnit(spec, plan.name, str(plan.path), tuple(b), layers) for b in batches
+                ]
         t0 = time.perf_counter()
-        reference_outputs = build_outputs(chunks, reference.records)
-        timings["downstream_s"] += time.perf_counter() - t0
-    series: list[ModelSeries] = []
-    steps = len(challenger_paths) * len(config.layers)
-    done = 0
-    judgements_path = out_dir / "judgements.jsonl"
-    with (
-        ScoreTableWriter(out_dir / "scores.parquet") as writer,
-        atomic_writer(judgements_path) as judgements,
-    ):
-        for index, path in enumerate(challenger_paths):
-            source = read_extractions(path)
-            name = _model_name(source, config.challengers[index].label)
+        results = self.pool.map(run_unit, batch_units)
+        compute_s = time.perf_counter() - t0
+        by_model: dict[str, list[BatchResult]] = {}
+        for unit, result in zip(batch_units, results, strict=True):
+            by_model.setdefault(unit.name, []).append(result)
+
+        store = StageStore(self.out_dir)
+        models: list[ModelSummary] = []
+        series: list[ModelSeries] = []
+        downstream_out: dict[str, Any] = {}
+        variance: dict[str, Any] = {}
+        if reference_facts.variance is not None:
+            variance[reference_name] = reference_facts.variance
+        judgements_path = self.out_dir / "judgements.jsonl"
+        with (
+            ScoreTableWriter(self.out_dir / "scores.parquet") as writer,
+            atomic_writer(judgements_path) as judgements,
+        ):
+            for done, plan in enumerate(plans, start=1):
+                outputs = self._assemble(
+                    plan,
+                    by_model.get(plan.name, []),
+                    index,
+                    scoring,
+                    spec,
+                    model_judges,
+                    len(batch_units),
+                    compute_s,
+                )
+                for layer in LAYER_STAGES:
+                    if layer in outputs and layer not in plan.reused:
+                        store.save(plan.file_key, *outputs[layer])
+                summary, rows, model_series = self._summarise(plan, outputs, weights_used, index)
+                for line in outputs["judge"][0].lines if "judge" in outputs else []:
+                    judgements.write(line)
+                writer.write(rows)
+                models.append(summary)
+                series.append(model_series)
+                if "downstream" in outputs:
+                    downstream_out[plan.name] = outputs["downstream"][0].summary
+                if plan.facts.variance is not None:
+                    variance[plan.name] = plan.facts.variance
+                if self.on_progress:
+                    self.on_progress(f"{plan.name}: {', '.join(config.layers)}", done, len(plans))
+            t0 = time.perf_counter()
+            stats = compute_run_stats(
+                series, weights_used, scoring.weights, config.stats, config.seed
+            )
+            if variance:
+                stats["repeat_variance"] = variance
+            self.timings["stats_s"] = time.perf_counter() - t0
+            self.stage_records.append(StageRecord(stage="stats", seconds=self.timings["stats_s"]))
+            gold = self._gold(reference_gold, plans)
+            writer.write(stats_rows(stats, gold))
+        self.timings["total_s"] = time.perf_counter() - started
+        result = RunResult(
+            name=config.name,
+            out_dir=self.out_dir,
+            layers_run=list(config.layers),
+            layer_weights_used=weights_used,
+            renormalisation_note=note,
+            notes=[n for n in (index.note,) if n is not None],
+            models=models,
+            reference_name=reference_name,
+            timings=self.timings,
+            stats=stats,
+            human_gold=gold,
+        )
+        atomic_write_json(
+            self.out_dir / "downstream.json",
+            {"reference": reference_name, "models": downstream_out},
+        )
+        inputs = [InputFile(role="chunks", path=str(chunks_path), sha256=self._sha(chunks_path))]
+        inputs.append(
+            InputFile(role="reference", path=str(reference_path), sha256=self._sha(reference_path))
+        )
+        inputs += [
+            InputFile(role=f"challenger:{p.name}", path=str(p.path), sha256=self._sha(p.path))
+            for p in plans
+        ]
+        if gold_path is not None:
+            inputs.append(InputFile(role="gold", path=str(gold_path), sha256=self._sha(gold_path)))
+        self.stage_records.append(StageRecord(stage="write"))
+        record = build_record(
+            result,
+            loaded,
+            reference_path=reference_path,
+            reference_model=config.reference.model,
+            reference_problems=[str(p) for p in reference_facts.file_problems],
+            reference_usage=reference_facts.usage,
+            n_chunks=n_chunks,
+            judges=[judge_entry(judge) for judge in judges],
+            model_calls=self.calls.to_dict() if self.calls is not None else None,
+            inputs=inputs,
+            executor=str(self.pool.spec),
+            stages=self.stage_records,
+            peak_memory_mb=_peak_memory_mb(),
+        )
+        record.write(self.out_dir)
+        result.record = record
+        return result
+
+    def _plan_models(
+        self,
+        paths: list[Path],
+        facts: list[ModelFacts],
+        reference_name: str,
+        spec: RunSpec,
+    ) -> list[_ModelPlan]:
+        config = self.config
+        store = StageStore(self.out_dir)
+        seen = {reference_name}
+        plans: list[_ModelPlan] = []
+        reference_path = Path(spec.reference_path)
+        chunks_path = Path(spec.chunks_path)
+        for i, (path, fact) in enumerate(zip(paths, facts, strict=True)):
+            name = config.challengers[i].label or fact.source_model or path.stem
             if name in seen:
                 raise InputError(
                     f"model name {name!r} is used twice; give each challenger a unique 'name'",
-                    path=loaded.path,
-                    field=f"challengers.{index}",
+                    path=self.loaded.path,
+                    field=f"challengers.{i}",
                 )
             seen.add(name)
-            summary, rows, downstream, downstream_chunks = _score_challenger(
-                name, source, reference, chunks, scoring, loaded, timings, reference_outputs
+            plan = _ModelPlan(i, name, path, fact)
+            settings: dict[str, Any] = {"model": name, "reference": spec.reference_model}
+            plan.keys["extraction"] = self._key(
+                "score",
+                [chunks_path, reference_path, path],
+                {**settings, "scoring": spec.scoring.model_dump(mode="json")},
             )
-            if source.sample_count > 1:
-                variance[name] = sample_variance(
-                    source,
-                    reference.records,
-                    chunks,
-                    scoring,
-                    samples=range(source.sample_count),
-                    against_label="the reference",
-                )
-            model_series = series_from_rows(name, chunks, rows, summary)
-            if judges:
-                t0 = time.perf_counter()
-                judged = judge_challenger(name, judges, chunks, source.records, judgements)
-                timings["judge_s"] += time.perf_counter() - t0
-                rows.extend(judge_rows(name, chunks, judged))
-                summary.layers["judge"] = judged.composite
-                summary.judge = judged.to_dict()
-                model_series.layers["judge"] = judge_series(chunks, judged)
-            if downstream_chunks is not None:
-                model_series.layers["downstream"] = downstream_chunks
-            model_series.layer_scores = dict(summary.layers)
-            series.append(model_series)
+            plan.keys["judge"] = self._key(
+                "judge",
+                [chunks_path, path],
+                {**settings, "judges": [s.model_dump(mode="json") for s in config.judges]},
+            )
+            plan.keys["downstream"] = self._key(
+                "downstream",
+                [chunks_path, reference_path, path],
+                {**settings, "weights": dict(spec.consumer_weights or ())},
+            )
             for layer in config.layers:
-                done += 1
-                if on_progress:
-                    on_progress(f"{name}: {layer}", done, steps)
-            layers = {k: v for k, v in summary.layers.items() if k in weights_used}
-            summary.overall = overall_composite(layers, weights_used)
-            summary.layer_weights_used = weights_used
-            rows.append((name, RUN_LEVEL, "overall", "composite", "score", summary.overall))
-            writer.write(rows)
-            models.append(summary)
-            if downstream is not None:
-                downstream_out[name] = downstream
-        t0 = time.perf_counter()
-        stats = compute_run_stats(series, weights_used, scoring.weights, config.stats, config.seed)
-        if variance:
-            stats["repeat_variance"] = variance
-        timings["stats_s"] = time.perf_counter() - t0
-        gold = _gold_divergence(loaded, chunks, scoring, reference, config, models)
-        writer.write(stats_rows(stats, gold))
-    timings["total_s"] = time.perf_counter() - started
-    result = RunResult(
-        name=config.name,
-        out_dir=out_dir,
-        layers_run=list(config.layers),
-        layer_weights_used=weights_used,
-        renormalisation_note=note,
-        notes=[n for n in (long_chunk_note(chunks),) if n is not None],
-        models=models,
-        reference_name=reference_name,
-        timings=timings,
-        stats=stats,
-        human_gold=gold,
-    )
-    downstream_json = {"reference": reference_name, "models": downstream_out}
-    _write_json(out_dir / "downstream.json", downstream_json)
-    run_json = _run_json(result, loaded, reference, len(chunks))
-    run_json["reference"]["model"] = config.reference.model
-    run_json["reference"]["usage"] = _usage_totals(reference, len(chunks))
-    run_json["judges"] = [judge_entry(judge) for judge in judges]
-    run_json["model_calls"] = calls.to_dict() if calls is not None else None
-    _write_json(out_dir / "run.json", run_json)
-    return result
+                found = store.load(plan.file_key, STAGE_OF_LAYER[layer], plan.keys[layer])
+                if found is not None:
+                    plan.reused[layer] = found
+            plans.append(plan)
+        return plans
 
+    def _assemble(
+        self,
+        plan: _ModelPlan,
+        results: list[BatchResult],
+        index: ChunkIndex,
+        scoring: ScoringConfig,
+        spec: RunSpec,
+        model_judges: Sequence[Any],
+        n_units: int,
+        compute_s: float,
+    ) -> dict[str, tuple[StageOutput, list[Row]]]:
+        """Each layer's stage output of one model: reused, or assembled from its batches."""
+        out: dict[str, tuple[StageOutput, list[Row]]] = {}
+        position = {cid: i for i, cid in enumerate(index.chunk_ids)}
+        for layer in self.config.layers:
+            stage = STAGE_OF_LAYER[layer]
+            if layer in plan.reused:
+                output, rows = plan.reused[layer]
+                self.stage_records.append(
+                    StageRecord(stage=stage, model=plan.name, key=output.key, reused=True)
+                )
+                out[layer] = (output, rows)
+                continue
+            t0 = time.perf_counter()
+            if layer == "extraction":
+                out[layer] = self._score_stage(plan, results, index, position, scoring, spec)
+            elif layer == "judge":
+                out[layer] = self._judge_stage(plan, results, index, position, model_judges)
+            else:
+                out[layer] = self._downstream_stage(plan, results, index)
+            seconds = time.perf_counter() - t0
+            # The units computed every layer of a batch at once: their time is shared out.
+            share = compute_s / max(1, n_units) * len(results) / len(self.config.layers)
+            out[layer][0].seconds = seconds + share
+            out[layer][0].units = len(results)
+            self.timings[f"{layer}_s"] += seconds + share
+            self.stage_records.append(
+                StageRecord(
+                    stage=stage,
+                    model=plan.name,
+                    key=plan.keys[layer],
+                    seconds=seconds + share,
+                    units=len(results),
+                )
+            )
+        return out
 
-def _gold_divergence(
-    loaded: LoadedRunConfig,
-    chunks: list[Chunk],
-    scoring: ScoringConfig,
-    reference: ExtractionFile,
-    config: RunConfig,
-    challengers: list[ModelSummary],
-) -> dict[str, Any] | None:
-    """How far the reference (and each challenger) is from human gold, on the fields it covers."""
-    if loaded.gold is None or config.gold is None:
-        return None
-    gold = read_extractions(loaded.gold)
-    gold_name = config.gold.name or gold.model or loaded.gold.stem
+    def _score_stage(
+        self,
+        plan: _ModelPlan,
+        results: list[BatchResult],
+        index: ChunkIndex,
+        position: dict[str, int],
+        scoring: ScoringConfig,
+        spec: RunSpec,
+    ) -> tuple[StageOutput, list[Row]]:
+        chunk_results = {}
+        excluded: list[str] = []
+        id_problems: list[tuple[int, list[Problem]]] = []
+        for batch in results:
+            chunk_results.update(batch.chunk_results)
+            excluded += batch.excluded
+            id_problems.append((min(batch.positions), batch.id_problems))
+        ordered = [chunk_results[c] for c in index.chunk_ids if c in chunk_results]
+        summaries, composite = summarise_chunks(ordered, scoring)
+        id_list = [p for _, problems in sorted(id_problems, key=lambda x: x[0]) for p in problems]
+        report = ScoreReport(
+            schema_version=scoring.schema_version,
+            matcher=scoring.matcher,
+            reference_model=spec.reference_model,
+            challenger_model=plan.name,
+            fields=summaries,
+            extraction_composite=composite,
+            chunks=ordered,
+            problems=[*plan.facts.file_problems, *plan.facts.unknown_problems, *id_list],
+            excluded_chunks=sorted(excluded, key=position.__getitem__),
+            unknown_chunks=plan.facts.unknown_chunks,
+            unknown_message_ids=len(id_list),
+        )
+        rows = extraction_rows(plan.name, report)
+        weights = {name: s.weight for name, s in summaries.items()}
+        per_chunk: list[float | None] = [None] * len(index.chunk_ids)
+        fields: dict[str, list[float | None]] = {}
+        for chunk in ordered:
+            i = position[chunk.chunk_id]
+            total = 0.0
+            for name, score in chunk.fields.items():
+                fields.setdefault(name, [None] * len(index.chunk_ids))[i] = score.score
+                total += weights[name] * score.score
+            per_chunk[i] = total
+        confidence = summaries.get("confidence")
+        output = StageOutput(
+            stage="score",
+            model=plan.name,
+            key=plan.keys["extraction"],
+            layer_score=composite,
+            per_chunk=per_chunk,
+            fields_per_chunk=fields,
+            summary={
+                "fields": {k: s.score for k, s in summaries.items()},
+                "components": {k: dict(s.components) for k, s in summaries.items()},
+                "calibration": confidence.reliability if confidence is not None else [],
+                "invalid": report.invalid,
+                "missing": report.missing,
+                "validity": report.validity_rate,
+                "problems": [str(p) for p in report.problems],
+            },
+        )
+        return output, rows
 
-    def against_gold(source: ExtractionFile, name: str) -> dict[str, Any]:
-        report = _score_records(
-            gold.records,
-            source.records,
-            chunks,
-            scoring,
-            reference_model=gold_name,
-            challenger_model=name,
+    def _judge_stage(
+        self,
+        plan: _ModelPlan,
+        results: list[BatchResult],
+        index: ChunkIndex,
+        position: dict[str, int],
+        model_judges: Sequence[Any],
+    ) -> tuple[StageOutput, list[Row]]:
+        usable: list[str] = []
+        verdicts: dict[str, dict[str, Any]] = {}
+        for batch in results:
+            usable += batch.usable
+            for name, found in batch.verdicts.items():
+                verdicts.setdefault(name, {}).update(zip(batch.usable, found, strict=True))
+        usable.sort(key=position.__getitem__)
+        if model_judges:
+            # Model judges call through the run's one hub (rate limits, cache, budget), here.
+            chunks = worker_chunks(str(self.loaded.chunks))
+            records = worker_extractions(str(plan.path)).records
+            by_id = {c.chunk_id: c for c in chunks}
+            pairs = [(by_id[c], records[c].extraction) for c in usable]
+            for judge in model_judges:
+                verdicts[judge.name] = dict(zip(usable, judge.judge_many(pairs), strict=True))
+        names = [j.name for j in self.config.judges]
+        names = [n for n in names if n in verdicts]
+        for name in names:
+            verdicts[name] = {c: verdicts[name][c] for c in usable}
+        judged = aggregate_verdicts(names, index.chunk_ids, usable, verdicts)
+        rows = judge_rows(plan.name, index.chunk_ids, judged)
+        composites = {j.chunk_id: j.composite for j in judged.chunks}
+        # 0 for an unusable extraction (as on layer 1), None for a chunk no judge scored.
+        per_chunk = [composites.get(c, 0.0) for c in index.chunk_ids]
+        output = StageOutput(
+            stage="judge",
+            model=plan.name,
+            key=plan.keys["judge"],
+            layer_score=judged.composite,
+            per_chunk=per_chunk,
+            summary=judged.to_dict(),
+            lines=judgement_lines(plan.name, names, usable, verdicts),
+        )
+        return output, rows
+
+    def _downstream_stage(
+        self, plan: _ModelPlan, results: list[BatchResult], index: ChunkIndex
+    ) -> tuple[StageOutput, list[Row]]:
+        from chatledger.downstream import compare_outputs, merge_outputs
+
+        reference: dict[str, Any] = {}
+        challenger: dict[str, Any] = {}
+        agreement: dict[str, float] = {}
+        for batch in results:
+            reference.update(batch.reference_outputs)
+            challenger.update(batch.challenger_outputs)
+            agreement.update(batch.conversation_agreement)
+        report = compare_outputs(
+            merge_outputs(reference), merge_outputs(challenger), self.config.weights.consumers
+        )
+        rows = downstream_rows(plan.name, report)
+        data = report.to_dict()
+        output = StageOutput(
+            stage="downstream",
+            model=plan.name,
+            key=plan.keys["downstream"],
+            layer_score=report.downstream_composite,
+            per_chunk=[agreement[c] for c in index.conversations],
+            summary=data,
+        )
+        return output, rows
+
+    def _summarise(
+        self,
+        plan: _ModelPlan,
+        outputs: dict[str, tuple[StageOutput, list[Row]]],
+        weights_used: dict[str, float],
+        index: ChunkIndex,
+    ) -> tuple[ModelSummary, list[Row], ModelSeries]:
+        facts = plan.facts
+        n = len(index.chunk_ids)
+        layers: dict[str, float] = {}
+        rows: list[Row] = []
+        model_series = ModelSeries(name=plan.name)
+        fields: dict[str, float] = {}
+        components: dict[str, dict[str, float]] = {}
+        calibration: list[dict[str, float]] = []
+        problems = [str(p) for p in facts.file_problems]
+        invalid, missing = facts.invalid_count, facts.missing
+        validity = (n - invalid - missing) / n if n else 0.0
+        if "extraction" in outputs:
+            output, extraction = outputs["extraction"]
+            rows += extraction
+            summary = output.summary
+            layers["extraction"] = _float(output.layer_score)
+            fields = _floats(summary["fields"])
+            components = {k: _floats(v) for k, v in _mapping(summary["components"]).items()}
+            calibration = [_floats(b) for b in _list(summary["calibration"])]
+            invalid, missing = _int(summary["invalid"]), _int(summary["missing"])
+            validity = _float(summary["validity"])
+            problems = [str(p) for p in _list(summary["problems"])]
+            model_series.fields = {
+                name: _array(values) for name, values in output.fields_per_chunk.items()
+            }
+            model_series.field_scores = dict(fields)
+            model_series.layers["extraction"] = _array(output.per_chunk)
+        consumers: dict[str, float] = {}
+        if "downstream" in outputs:
+            output, down = outputs["downstream"]
+            rows += down
+            layers["downstream"] = _float(output.layer_score)
+            consumers = {
+                k: _float(_mapping(v)["agreement"])
+                for k, v in _mapping(output.summary["consumers"]).items()
+            }
+        judge: dict[str, Any] = {}
+        if "judge" in outputs:
+            output, judged = outputs["judge"]
+            rows += judged
+            layers["judge"] = _float(output.layer_score)
+            judge = dict(output.summary)
+            model_series.layers["judge"] = _array(output.per_chunk)
+        if "downstream" in outputs:
+            model_series.layers["downstream"] = _array(outputs["downstream"][0].per_chunk)
+        model_series.layer_scores = dict(layers)
+        used = {k: v for k, v in layers.items() if k in weights_used}
+        overall = overall_composite(used, weights_used)
+        rows.append((plan.name, RUN_LEVEL, "overall", "composite", "score", overall))
+        summary_out = ModelSummary(
+            name=plan.name,
+            file=str(plan.path),
+            layers=layers,
+            overall=overall,
+            layer_weights_used=weights_used,
+            fields=fields,
+            consumers=consumers,
+            chunks=n,
+            invalid=invalid,
+            missing=missing,
+            validity_rate=validity,
+            usage=facts.usage,
+            problems=problems,
+            judge=judge,
+            calibration=calibration,
+            field_components=components,
+            degenerate=facts.degenerate or {},
+        )
+        return summary_out, rows, model_series
+
+    def _gold(
+        self, reference_gold: ModelFacts | None, plans: list[_ModelPlan]
+    ) -> dict[str, Any] | None:
+        if reference_gold is None or reference_gold.gold is None or self.config.gold is None:
+            return None
+        gold_name = (
+            self.config.gold.name or reference_gold.gold_model or Path(str(self.loaded.gold)).stem
         )
         return {
-            "composite": report.extraction_composite,
-            "fields": {k: s.score for k, s in report.fields.items()},
-            "chunks": len(report.chunks),
+            "gold": gold_name,
+            "reference": reference_gold.gold,
+            "models": {p.name: p.facts.gold for p in plans},
         }
 
-    models = {
-        model.name: against_gold(read_extractions(model.file), model.name) for model in challengers
-    }
-    ref = against_gold(reference, config.reference.label or reference.model)
-    return {"gold": gold_name, "reference": ref, "models": models}
+
+def _str(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
+
+
+def _float(value: Any) -> float:
+    return float(value) if value is not None else 0.0
+
+
+def _int(value: Any) -> int:
+    return int(value)
+
+
+def _floats(value: Any) -> dict[str, float]:
+    return {str(k): float(v) for k, v in _mapping(value).items()}
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    assert isinstance(value, dict)
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    assert isinstance(value, list)
+    return value
+
+
+def _array(values: Sequence[float | None]) -> FloatArray:
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def _peak_memory_mb() -> float:
+    """Peak RSS of this process, or of the largest worker process if that is higher."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024.0
 
 
 def _scoring_config(loaded: LoadedRunConfig) -> ScoringConfig:
@@ -296,119 +710,3 @@ def _scoring_config(loaded: LoadedRunConfig) -> ScoringConfig:
         raise InputError(msg, path=loaded.path, field=where or "weights.fields") from None
     except ValueError as exc:
         raise InputError(str(exc), path=loaded.path, field="weights.fields") from None
-
-
-def _score_challenger(
-    name: str,
-    source: ExtractionFile,
-    reference: ExtractionFile,
-    chunks: list[Chunk],
-    scoring: ScoringConfig,
-    loaded: LoadedRunConfig,
-    timings: dict[str, float],
-    reference_outputs: dict[str, ConsumerOutputs] | None,
-) -> tuple[ModelSummary, list[Row], dict[str, Any] | None, FloatArray | None]:
-    config = loaded.config
-    rows: list[Row] = []
-    layers: dict[str, float] = {}
-    fields: dict[str, float] = {}
-    consumers: dict[str, float] = {}
-    invalid = missing = 0
-    validity = 1.0
-    problems = [str(p) for p in source.problems]
-    components: dict[str, dict[str, float]] = {}
-    calibration: list[dict[str, float]] = []
-    downstream: dict[str, Any] | None = None
-    if "extraction" in config.layers:
-        t0 = time.perf_counter()
-        report = _score_records(
-            reference.records,
-            source.records,
-            chunks,
-            scoring,
-            reference_model=reference.model,
-            challenger_model=name,
-            problems=source.problems,
-        )
-        timings["extraction_s"] += time.perf_counter() - t0
-        rows.extend(extraction_rows(name, report))
-        layers["extraction"] = report.extraction_composite
-        fields = {k: s.score for k, s in report.fields.items()}
-        components = {k: dict(s.components) for k, s in report.fields.items()}
-        confidence = report.fields.get("confidence")
-        calibration = confidence.reliability if confidence is not None else []
-        invalid, missing, validity = report.invalid, report.missing, report.validity_rate
-        problems = [str(p) for p in report.problems]
-    else:
-        invalid = source.invalid_count
-        missing = sum(1 for c in chunks if c.chunk_id not in source.records)
-        validity = (len(chunks) - invalid - missing) / len(chunks)
-    per_chunk: FloatArray | None = None
-    if "downstream" in config.layers and reference_outputs is not None:
-        t0 = time.perf_counter()
-        weights = config.weights.consumers
-        challenger_outputs = build_outputs(chunks, source.records)
-        down = compare_outputs(
-            merge_outputs(reference_outputs), merge_outputs(challenger_outputs), weights
-        )
-        per_chunk = downstream_by_chunk(chunks, reference_outputs, challenger_outputs, weights)
-        timings["downstream_s"] += time.perf_counter() - t0
-        rows.extend(downstream_rows(name, down))
-        layers["downstream"] = down.downstream_composite
-        downstream = down.to_dict()
-        consumers = {k: float(v["agreement"]) for k, v in downstream["consumers"].items()}
-    summary = ModelSummary(
-        name=name,
-        file=str(source.path),
-        layers=layers,
-        overall=0.0,
-        layer_weights_used={},
-        fields=fields,
-        consumers=consumers,
-        chunks=len(chunks),
-        invalid=invalid,
-        missing=missing,
-        validity_rate=validity,
-        usage=_usage_totals(source, len(chunks)),
-        problems=problems,
-        calibration=calibration,
-        field_components=components,
-        degenerate=count_degenerate(reference.records, source.records, chunks).model_dump(),
-    )
-    return summary, rows, downstream, per_chunk
-
-
-def _run_json(
-    result: RunResult, loaded: LoadedRunConfig, reference: ExtractionFile, n_chunks: int
-) -> dict[str, Any]:
-    from chatledger import __version__
-
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {
-        "name": result.name,
-        "chatledger_version": __version__,
-        "python": platform.python_version(),
-        "config": loaded.config.model_dump(mode="json", by_alias=True),
-        "config_path": str(loaded.path),
-        "chunks": n_chunks,
-        "chunks_file": str(loaded.chunks),
-        "reference": {
-            "name": result.reference_name,
-            "file": str(reference.path),
-            "problems": [str(p) for p in reference.problems],
-        },
-        "layers_run": result.layers_run,
-        "layer_weights_used": result.layer_weights_used,
-        "renormalisation": result.renormalisation_note,
-        "notes": result.notes,
-        "leaderboard": [m.name for m in result.leaderboard()],
-        "models": [m.to_dict() for m in result.models],
-        "stats": result.stats,
-        "human_gold": result.human_gold,
-        "timings": result.timings,
-        "peak_memory_mb": peak_kb / 1024.0,
-    }
-
-
-def _write_json(path: Path, data: Any) -> None:
-    atomic_write_json(path, data)

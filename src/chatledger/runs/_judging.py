@@ -50,11 +50,7 @@ def judge_challenger(
     records: Mapping[str, ExtractionRecord],
     judgements_out: IO[str] | None = None,
 ) -> JudgeLayerResult:
-    """Run the panel on every chunk with a usable extraction.
-
-    A chunk whose extraction is missing or invalid has nothing to judge and scores 0 (as on
-    layer 1). A chunk no judge could score is unscored: left out of the mean and counted.
-    """
+    """Run the panel on every chunk with a usable extraction (see :func:`aggregate_verdicts`)."""
     usable = [
         (c, r.extraction)
         for c in chunks
@@ -64,62 +60,94 @@ def judge_challenger(
     for judge in judges:
         results = judge.judge_many(usable)
         verdicts[judge.name] = {c.chunk_id: v for (c, _), v in zip(usable, results, strict=True)}
-    usable_ids = {c.chunk_id for c, _ in usable}
+    lines = judgement_lines(
+        model, [j.name for j in judges], [c.chunk_id for c, _ in usable], verdicts
+    )
+    if judgements_out is not None:
+        judgements_out.writelines(lines)
+    return aggregate_verdicts(
+        [j.name for j in judges],
+        [c.chunk_id for c in chunks],
+        [c.chunk_id for c, _ in usable],
+        verdicts,
+    )
+
+
+def judgement_lines(
+    model: str,
+    judge_names: Sequence[str],
+    usable: Sequence[str],
+    verdicts: Mapping[str, Mapping[str, Verdict | None]],
+) -> list[str]:
+    """``judgements.jsonl`` lines: per usable chunk, one line per judge."""
+    lines = []
+    for chunk_id in usable:
+        for name in judge_names:
+            verdict = verdicts[name][chunk_id]
+            line = {
+                "model": model,
+                "chunk_id": chunk_id,
+                "judge": name,
+                "scored": verdict is not None,
+                "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
+            }
+            lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+    return lines
+
+
+def aggregate_verdicts(
+    judge_names: Sequence[str],
+    chunk_ids: Sequence[str],
+    usable: Sequence[str],
+    verdicts: Mapping[str, Mapping[str, Verdict | None]],
+) -> JudgeLayerResult:
+    """The panel's result from every judge's verdicts (``{judge: {chunk_id: verdict}}``).
+
+    A chunk whose extraction is missing or invalid has nothing to judge and scores 0 (as on
+    layer 1). A chunk no judge could score is unscored: left out of the mean and counted.
+    """
+    usable_ids = set(usable)
     per_chunk: list[ChunkJudgement] = []
     values: list[float] = []
-    for chunk in chunks:
-        if chunk.chunk_id not in usable_ids:
+    for chunk_id in chunk_ids:
+        if chunk_id not in usable_ids:
             values.append(0.0)
             continue
-        agg = aggregate_chunk(chunk.chunk_id, [verdicts[j.name][chunk.chunk_id] for j in judges])
+        agg = aggregate_chunk(chunk_id, [verdicts[name][chunk_id] for name in judge_names])
         per_chunk.append(agg)
         if agg.composite is not None:
             values.append(agg.composite)
-    if judgements_out is not None:
-        for chunk_id in (c.chunk_id for c, _ in usable):
-            for judge in judges:
-                verdict = verdicts[judge.name][chunk_id]
-                line = {
-                    "model": model,
-                    "chunk_id": chunk_id,
-                    "judge": judge.name,
-                    "scored": verdict is not None,
-                    "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
-                }
-                judgements_out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    unscored = {j.name: sum(1 for v in verdicts[j.name].values() if v is None) for j in judges}
+    unscored = {n: sum(1 for v in verdicts[n].values() if v is None) for n in judge_names}
     per_judge = {}
-    for judge in judges:
-        scored = [v.composite for v in verdicts[judge.name].values() if v is not None]
-        per_judge[judge.name] = sum(scored) / len(scored) if scored else 0.0
+    for name in judge_names:
+        scored = [v.composite for v in verdicts[name].values() if v is not None]
+        per_judge[name] = sum(scored) / len(scored) if scored else 0.0
     labels = Counter(label for agg in per_chunk for label in agg.labels.values())
-    agreement = (
-        panel_agreement(verdicts, [c.chunk_id for c, _ in usable]) if len(judges) > 1 else {}
-    )
+    agreement = panel_agreement(verdicts, list(usable)) if len(judge_names) > 1 else {}
     return JudgeLayerResult(
         composite=sum(values) / len(values) if values else 0.0,
         chunks=per_chunk,
         unscored=unscored,
-        unusable_chunks=len(chunks) - len(usable),
+        unusable_chunks=len(chunk_ids) - len(usable),
         per_judge=per_judge,
         label_counts=dict(sorted(labels.items())),
         agreement=agreement,
     )
 
 
-def judge_rows(model: str, chunks: Sequence[Chunk], result: JudgeLayerResult) -> list[Row]:
+def judge_rows(model: str, chunk_ids: Sequence[str], result: JudgeLayerResult) -> list[Row]:
     rows: list[Row] = []
     by_id = {j.chunk_id: j for j in result.chunks}
-    for chunk in chunks:
-        judgement = by_id.get(chunk.chunk_id)
+    for chunk_id in chunk_ids:
+        judgement = by_id.get(chunk_id)
         if judgement is None:  # unusable extraction: 0, as on layer 1
-            rows.append((model, chunk.chunk_id, "judge", "composite", "score", 0.0))
+            rows.append((model, chunk_id, "judge", "composite", "score", 0.0))
             continue
         if judgement.scores is None or judgement.composite is None:
             continue  # unscored: no row, so it cannot be mistaken for a 0
         for name in SCORE_NAMES:
-            rows.append((model, chunk.chunk_id, "judge", name, "score", judgement.scores[name]))
-        rows.append((model, chunk.chunk_id, "judge", "composite", "score", judgement.composite))
+            rows.append((model, chunk_id, "judge", name, "score", judgement.scores[name]))
+        rows.append((model, chunk_id, "judge", "composite", "score", judgement.composite))
     rows.append((model, RUN_LEVEL, "judge", "composite", "score", result.composite))
     for judge_name, value in result.per_judge.items():
         rows.append((model, RUN_LEVEL, "judge", "composite", f"judge:{judge_name}", value))

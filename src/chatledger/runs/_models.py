@@ -23,10 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from chatledger.core import ChatLedgerError, Chunk, EnvironmentFault, ExtractionRecord, InputError
-from chatledger.corpus import ExtractionFile
+from chatledger.core import ChatLedgerError, Chunk, EnvironmentFault, InputError
 from chatledger.extraction import (
     ExtractionProgress,
     ExtractionSummary,
@@ -46,8 +43,6 @@ from chatledger.providers import (
     run_sync,
 )
 from chatledger.runs._config import LoadedRunConfig, ModelSource, RunConfig
-from chatledger.score import ScoreReport, ScoringConfig, score_records
-from chatledger.stats import repeat_variance
 
 EXTRACTIONS_DIR = "extractions"
 
@@ -274,38 +269,3 @@ async def _extract_all(
     finally:
         if hub is not None:
             await hub.aclose()
-
-
-def chunk_composites(report: ScoreReport) -> dict[str, float]:
-    """Per-chunk extraction composite (Σ weight · field score), as in the score table."""
-    weights = {name: summary.weight for name, summary in report.fields.items()}
-    return {
-        chunk.chunk_id: sum(weights[name] * score.score for name, score in chunk.fields.items())
-        for chunk in report.chunks
-    }
-
-
-def sample_variance(
-    source: ExtractionFile,
-    against: dict[str, ExtractionRecord],
-    chunks: list[Chunk],
-    scoring: ScoringConfig,
-    *,
-    samples: Sequence[int],
-    against_label: str,
-) -> dict[str, Any] | None:
-    """Repeat variance of one model: each sample scored against ``against``; the per-chunk
-    extraction composites form the chunks × samples matrix of :func:`repeat_variance`."""
-    columns = []
-    for sample in samples:
-        report = score_records(against, source.sample_records(sample), chunks, scoring)
-        columns.append(chunk_composites(report))
-    if not columns or not columns[0]:
-        return None
-    chunk_ids = list(columns[0])
-    matrix = np.array([[column.get(c, 0.0) for column in columns] for c in chunk_ids])
-    result = repeat_variance(matrix)
-    result["against"] = against_label
-    result["chunks"] = len(chunk_ids)
-    result["per_sample_mean"] = [float(v) for v in matrix.mean(axis=0)]
-    return result

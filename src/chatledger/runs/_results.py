@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chatledger.core import InputError
+from chatledger.record import ConversationRun
 
 
 @dataclass
@@ -68,6 +69,8 @@ class RunResult:
     human_gold: dict[str, Any] | None = None
     # Things about the input the reader should know (chunks too long to score quickly).
     notes: list[str] = field(default_factory=list)
+    # The typed record written as run.json (set when the run directory is written).
+    record: ConversationRun | None = None
 
     def leaderboard(self) -> list[ModelSummary]:
         return sorted(self.models, key=lambda m: (-m.overall, m.name))

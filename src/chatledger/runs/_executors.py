@@ -1,0 +1,196 @@
+"""Where the units of a run are computed: this process, a pool of processes, or a Dask cluster.
+
+A unit is a plain, picklable description of work (a model and a batch of chunks, see
+``runs._units``) run by a module-level function; it names the files it reads instead of
+carrying their contents (pickling parsed chunks costs more than scoring them). Every executor
+returns results in the order of the units, so whatever runs them the run assembles the same
+numbers in the same order — and writes the same bytes.
+
+``local``            today's behaviour: one process, no pool.
+``processes[:N]``    N worker processes of this machine (default: all cores).
+``dask[:ADDRESS]``   Dask distributed: without an address a LocalCluster of one single-threaded
+                     worker process per core; with one (``tcp://host:8786``) an existing
+                     cluster, whose workers must see the run's files at the same paths.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Any, TypeVar
+
+from chatledger.core import EnvironmentFault, InputError
+
+U = TypeVar("U")
+R = TypeVar("R")
+
+EXECUTOR_KINDS = ("local", "processes", "dask")
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """A parsed ``--executor`` value."""
+
+    kind: str
+    workers: int | None = None
+    address: str | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "processes" and self.workers is not None:
+            return f"processes:{self.workers}"
+        if self.kind == "dask" and self.address is not None:
+            return f"dask:{self.address}"
+        return self.kind
+
+
+def parse_executor(text: str | None) -> ExecutorSpec:
+    """``local``, ``processes``, ``processes:N``, ``dask`` or ``dask:ADDRESS``."""
+    value = (text or "local").strip()
+    kind, _, arg = value.partition(":")
+    if kind not in EXECUTOR_KINDS:
+        raise InputError(
+            f"unknown executor {value!r}: use local, processes[:N] or dask[:ADDRESS]",
+            field="executor",
+        )
+    if kind == "local":
+        if arg:
+            raise InputError("the local executor takes no argument", field="executor")
+        return ExecutorSpec("local")
+    if kind == "processes":
+        if not arg:
+            return ExecutorSpec("processes", workers=os.cpu_count() or 1)
+        if not arg.isdigit() or int(arg) < 1:
+            raise InputError(
+                f"processes:{arg}: the number of workers must be a whole number ≥ 1",
+                field="executor",
+            )
+        return ExecutorSpec("processes", workers=int(arg))
+    # dask: "dask:tcp://host:8786" keeps everything after the first colon.
+    return ExecutorSpec("dask", address=arg or None)
+
+
+class Executor(ABC):
+    """Maps a module-level function over units; results come back in unit order."""
+
+    spec: ExecutorSpec
+
+    @abstractmethod
+    def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]: ...
+
+    def close(self) -> None:  # noqa: B027 - a no-op unless the executor holds workers
+        """Release the workers (a no-op for ``local``)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalExecutor(Executor):
+    def __init__(self) -> None:
+        self.spec = ExecutorSpec("local")
+
+    def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
+        return [fn(unit) for unit in units]
+
+
+class ProcessExecutor(Executor):
+    """A pool of worker processes started with ``forkserver``: forking a process that runs
+    threads (the provider hub's event loop, the local-model spawner) is unsafe."""
+
+    def __init__(self, workers: int) -> None:
+        self.spec = ExecutorSpec("processes", workers=workers)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _get_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            context = get_context("forkserver")
+            # Workers import the scoring machinery once, before the first unit arrives.
+            context.set_forkserver_preload(["chatledger.runs._units"])
+            self._pool = ProcessPoolExecutor(max_workers=self.spec.workers, mp_context=context)
+        return self._pool
+
+    def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
+        if not units:
+            return []
+        if len(units) == 1:
+            return [fn(units[0])]
+        return list(self._get_pool().map(fn, units))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class DaskExecutor(Executor):
+    """Units as Dask futures; ``distributed`` is the optional extra ``dask``."""
+
+    def __init__(self, address: str | None) -> None:
+        self.spec = ExecutorSpec("dask", address=address)
+        try:
+            # Through importlib: distributed's API is untyped, and is used as such here.
+            distributed: Any = importlib.import_module("distributed")
+        except ImportError:
+            raise InputError(
+                "--executor dask needs Dask distributed: pip install 'chatledger[dask]'",
+                field="executor",
+            ) from None
+        self._cluster: Any = None
+        self._client: Any = None
+        try:
+            if address is None:
+                self._cluster = distributed.LocalCluster(
+                    n_workers=os.cpu_count() or 1,
+                    threads_per_worker=1,  # the units are CPU-bound Python: one per process
+                    processes=True,
+                    dashboard_address=None,
+                    host="127.0.0.1",
+                    silence_logs=logging.ERROR,  # no nanny chatter on a normal close
+                )
+                self._client = distributed.Client(self._cluster)
+            else:
+                self._client = distributed.Client(address, timeout=30)
+        except OSError as exc:
+            if self._cluster is not None:
+                self._cluster.close()
+            where = address or "a LocalCluster"
+            raise EnvironmentFault(f"cannot start or reach Dask ({where}): {exc}") from None
+
+    def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
+        if not units:
+            return []
+        # pure=False: every unit is computed, never deduplicated by Dask's key hashing.
+        futures = self._client.map(fn, list(units), pure=False)
+        results: list[R] = self._client.gather(futures)
+        return results
+
+    def close(self) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def start_executor(spec: ExecutorSpec) -> Executor:
+    if spec.kind == "processes":
+        return ProcessExecutor(spec.workers or os.cpu_count() or 1)
+    if spec.kind == "dask":
+        return DaskExecutor(spec.address)
+    return LocalExecutor()
+
+
+def worker_count(executor: Executor) -> int:
+    """How many units run at once (for sizing batches)."""
+    if executor.spec.kind == "processes":
+        return executor.spec.workers or 1
+    if isinstance(executor, DaskExecutor):
+        info: dict[str, Any] = executor._client.scheduler_info()
+        return max(1, len(info.get("workers", {})))
+    return 1

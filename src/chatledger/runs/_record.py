@@ -1,0 +1,80 @@
+"""The run's typed record (``chatledger.record.ConversationRun``) from what the stages made."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from chatledger.record import (
+    ConversationRun,
+    HumanGold,
+    InputFile,
+    JudgeInfo,
+    ModelCallsInfo,
+    ModelResult,
+    ReferenceInfo,
+    RunStats,
+    StageRecord,
+    Usage,
+)
+from chatledger.runs._config import LoadedRunConfig
+from chatledger.runs._results import ModelSummary, RunResult
+
+
+def _model_result(summary: ModelSummary, configured: str | None) -> ModelResult:
+    data = summary.to_dict()
+    data["judge"] = data["judge"] or None
+    data["degenerate"] = data["degenerate"] or None
+    data["configured_file"] = configured
+    return ModelResult.model_validate(data)
+
+
+def build_record(
+    result: RunResult,
+    loaded: LoadedRunConfig,
+    *,
+    reference_path: Path,
+    reference_model: str | None,
+    reference_problems: list[str],
+    reference_usage: dict[str, float],
+    n_chunks: int,
+    judges: list[dict[str, Any]],
+    model_calls: dict[str, Any] | None,
+    inputs: list[InputFile],
+    executor: str,
+    stages: list[StageRecord],
+    peak_memory_mb: float,
+) -> ConversationRun:
+    config = loaded.config
+    configured = {c.label: c.file for c in config.challengers if c.label}
+    return ConversationRun(
+        name=result.name,
+        config=config.model_dump(mode="json", by_alias=True),
+        config_path=str(loaded.path),
+        chunks=n_chunks,
+        chunks_file=str(loaded.chunks),
+        chunks_configured=config.chunks,
+        reference=ReferenceInfo(
+            name=result.reference_name,
+            file=str(reference_path),
+            configured_file=config.reference.file,
+            model=reference_model,
+            problems=reference_problems,
+            usage=Usage.model_validate(reference_usage),
+        ),
+        layers_run=result.layers_run,
+        layer_weights_used=result.layer_weights_used,
+        renormalisation=result.renormalisation_note,
+        notes=result.notes,
+        leaderboard=[m.name for m in result.leaderboard()],
+        models=[_model_result(m, configured.get(m.name)) for m in result.models],
+        stats=RunStats.model_validate(result.stats) if result.stats else None,
+        human_gold=HumanGold.model_validate(result.human_gold) if result.human_gold else None,
+        timings=result.timings,
+        peak_memory_mb=peak_memory_mb,
+        judges=[JudgeInfo.model_validate(j) for j in judges],
+        model_calls=ModelCallsInfo.model_validate(model_calls) if model_calls else None,
+        inputs=inputs,
+        executor=executor,
+        stages=stages,
+    )

@@ -1,0 +1,101 @@
+"""The outputs of a run's stages, kept in ``<run dir>/stages/`` so that a rerun skips them.
+
+Each stage of each model (``score``, ``judge``, ``downstream``) is a typed output keyed by the
+content hash of everything it was computed from: the bytes of the files it read, the part of
+the config it used and the ChatLedger version. A rerun into the same directory reads back every
+stage whose key matches instead of computing it; an edited file, weight or threshold changes
+the key and the stage runs again. Rows go to Parquet (float64, exact), the rest to JSON
+(Python floats print their shortest round-trip form), so a reused stage gives the same bytes
+in ``scores.parquet`` as a computed one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from chatledger.core import atomic_path, atomic_write_text, file_sha256
+from chatledger.runs._tables import SCORE_SCHEMA, Row
+
+STAGES_DIR = "stages"
+
+
+def stage_key(stage: str, files: Sequence[Path | str], settings: JsonValue) -> str:
+    """SHA-256 over the stage name, the files' content hashes and the settings (as JSON)."""
+    from chatledger import __version__
+
+    digest = hashlib.sha256()
+    digest.update(f"{stage}\0{__version__}\0".encode())
+    for path in files:
+        digest.update(file_sha256(Path(path)).encode() + b"\0")
+    digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+class StageOutput(BaseModel):
+    """What a stage of one model produced, besides its score rows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    stage: str
+    model: str
+    key: str
+    layer_score: float | None = None
+    # Per-chunk values in run order (None: not available, e.g. an unscored chunk).
+    per_chunk: list[float | None] = Field(default_factory=list)
+    fields_per_chunk: dict[str, list[float | None]] = Field(default_factory=dict)
+    summary: dict[str, JsonValue] = Field(default_factory=dict)
+    lines: list[str] = Field(default_factory=list)  # judgements.jsonl lines (judge stage)
+    seconds: float = 0.0
+    units: int = 0
+
+
+class StageStore:
+    """``stages/<model>/<stage>.json`` + ``.parquet`` under a run directory."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.root = run_dir / STAGES_DIR
+
+    def _paths(self, model_file: str, stage: str) -> tuple[Path, Path]:
+        folder = self.root / model_file
+        return folder / f"{stage}.json", folder / f"{stage}.parquet"
+
+    def load(self, model_file: str, stage: str, key: str) -> tuple[StageOutput, list[Row]] | None:
+        """The stored output with this key, or None (absent, stale or unreadable: recompute)."""
+        meta_path, rows_path = self._paths(model_file, stage)
+        if not meta_path.is_file() or not rows_path.is_file():
+            return None
+        try:
+            output = StageOutput.model_validate_json(meta_path.read_bytes())
+            if output.key != key:
+                return None
+            table = pq.read_table(rows_path)
+        except (OSError, ValidationError, pa.ArrowException):
+            return None
+        if table.schema != SCORE_SCHEMA:
+            return None
+        columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+        rows: list[Row] = list(zip(*columns, strict=True)) if columns else []
+        return output, rows
+
+    def save(self, model_file: str, output: StageOutput, rows: list[Row]) -> None:
+        meta_path, rows_path = self._paths(model_file, output.stage)
+        meta_path.parent.mkdir(parents=True, exist_ok=True)
+        columns: list[Sequence[object]] = (
+            list(zip(*rows, strict=True)) if rows else [[] for _ in SCORE_SCHEMA]
+        )
+        table = pa.Table.from_arrays(
+            [pa.array(col, type=f.type) for col, f in zip(columns, SCORE_SCHEMA, strict=True)],
+            schema=SCORE_SCHEMA,
+        )
+        # Rows first, then the JSON that names the key: a stage is finished only when both are.
+        with atomic_path(rows_path) as temporary:
+            pq.write_table(table, temporary, compression="zstd")
+        atomic_write_text(meta_path, output.model_dump_json())

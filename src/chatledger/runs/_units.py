@@ -1,0 +1,382 @@
+"""The units of work of a run and the functions that compute them, on any executor.
+
+A unit names its files and the positions of its chunks; the worker reads the files itself and
+keeps them parsed for the next unit (one process sees the same chunks and reference file for
+every model and batch). So no parsed chunk ever crosses a process boundary: only the small
+per-chunk results travel back.
+
+Units:
+* :class:`IndexUnit` — the run's chunk order (ids and conversations) and the long-chunk note.
+* :class:`ModelUnit` — what a model's file says as a whole: problems, usage, degenerate outputs,
+  repeat variance, distance from human gold.
+* :class:`BatchUnit` — one model on a batch of whole conversations: layer-1 scores per chunk, the
+  offline judges' verdicts, the consumers' outputs on both sides and the agreement of each
+  conversation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from chatledger.core import (
+    Chunk,
+    ExtractionRecord,
+    InputError,
+    Problem,
+    RecordStatus,
+    long_chunk_note,
+)
+from chatledger.corpus import ExtractionFile, RecordMap, read_chunks, read_extractions
+from chatledger.downstream import ConsumerOutputs, build_outputs, compare_outputs
+from chatledger.judge import JUDGES, Verdict
+from chatledger.score import ChunkResult, ScoringConfig, count_degenerate, score_records
+
+T = TypeVar("T")
+
+# Parsed files kept per worker process, keyed by path, size and modification time: a file
+# edited between two runs in a long-lived worker (a Dask cluster) is read again.
+_FILES: OrderedDict[tuple[str, str, int, int], Any] = OrderedDict()
+_KEEP_FILES = 8
+
+
+def _cached(kind: str, path: str, load: Callable[[str], T]) -> T:
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
+    key = (kind, path, info.st_size, info.st_mtime_ns)
+    if key in _FILES:
+        _FILES.move_to_end(key)
+        value: T = _FILES[key]
+        return value
+    value = load(path)
+    _FILES[key] = value
+    while len(_FILES) > _KEEP_FILES:
+        _FILES.popitem(last=False)
+    return value
+
+
+def _chunks(path: str) -> list[Chunk]:
+    return _cached("chunks", path, read_chunks)
+
+
+def _extractions(path: str) -> ExtractionFile:
+    return _cached("extractions", path, read_extractions)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What every unit of a run shares."""
+
+    chunks_path: str
+    reference_path: str
+    scoring: ScoringConfig
+    layers: tuple[str, ...]
+    offline_judges: tuple[str, ...] = ()
+    consumer_weights: tuple[tuple[str, float], ...] | None = None
+    reference_model: str = "reference"
+
+    def weights(self) -> dict[str, float] | None:
+        return dict(self.consumer_weights) if self.consumer_weights is not None else None
+
+
+# ---- the chunk index ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexUnit:
+    chunks_path: str
+
+
+@dataclass(frozen=True)
+class ChunkIndex:
+    chunk_ids: list[str]
+    conversations: list[str]  # conversation id of each chunk, in run order
+    note: str | None
+
+    def batches(self, target: int) -> list[list[int]]:
+        """Chunk positions grouped into batches of whole conversations, about ``target``
+        chunks each, conversations in order of first appearance (what the consumers use)."""
+        by_conversation: dict[str, list[int]] = {}
+        for position, conversation in enumerate(self.conversations):
+            by_conversation.setdefault(conversation, []).append(position)
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for positions in by_conversation.values():
+            current.extend(positions)
+            if len(current) >= target:
+                batches.append(current)
+                current = []
+        if current:
+            batches.append(current)
+        return batches
+
+
+def index_chunks(unit: IndexUnit) -> ChunkIndex:
+    chunks = _chunks(unit.chunks_path)
+    return ChunkIndex(
+        [c.chunk_id for c in chunks], [c.conversation_id for c in chunks], long_chunk_note(chunks)
+    )
+
+
+# ---- a model's file as a whole -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelUnit:
+    run: RunSpec
+    name: str
+    path: str
+    is_reference: bool = False
+    gold_path: str | None = None
+    gold_name: str = "gold"
+
+
+@dataclass
+class ModelFacts:
+    """What is known of one model's file without scoring it chunk by chunk."""
+
+    source_model: str
+    file_problems: list[Problem]
+    # Lines of either file whose chunk id the chunks file does not hold (not scored).
+    unknown_problems: list[Problem]
+    unknown_chunks: list[str]
+    invalid: int  # chunks of the run whose line is not a valid extraction
+    invalid_count: int  # invalid lines of the file (what a run without layer 1 reports)
+    missing: int
+    usage: dict[str, float]
+    sample_count: int
+    degenerate: dict[str, Any] | None = None
+    variance: dict[str, Any] | None = None
+    gold: dict[str, Any] | None = None
+    gold_model: str | None = None
+    usable_reference: bool = True
+
+
+def usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
+    """Tokens, dollars and latency of the scored extractions (sample 0), invalid ones included.
+
+    A line replayed from the call cache (``usage.cached``) took no model time: latency per chunk
+    is the mean over the lines that were really called, and they are counted apart.
+    """
+    totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "latency_s": 0.0}
+    live = cached = 0
+    for record in source.records.values():
+        totals["input_tokens"] += record.usage.input_tokens
+        totals["output_tokens"] += record.usage.output_tokens
+        totals["cost_usd"] += record.usage.cost_usd
+        if (record.usage.model_extra or {}).get("cached") is True:
+            cached += 1
+        else:
+            live += 1
+            totals["latency_s"] += record.usage.latency_s
+    totals["cost_per_chunk_usd"] = totals["cost_usd"] / n_chunks if n_chunks else 0.0
+    totals["latency_per_chunk_s"] = totals["latency_s"] / live if live else 0.0
+    totals["cached_chunks"] = float(cached)
+    extra = [r for sample in source.samples.values() for r in sample.values()]
+    if extra:
+        totals["repeat_samples_cost_usd"] = sum(r.usage.cost_usd for r in extra)
+        totals["repeat_samples_tokens"] = float(
+            sum(r.usage.input_tokens + r.usage.output_tokens for r in extra)
+        )
+    return totals
+
+
+def _unknown(
+    records: Mapping[str, ExtractionRecord],
+    label: str,
+    known: set[str],
+    seen: list[str],
+) -> list[Problem]:
+    """As ``score_records`` reports them: one problem per line, each chunk id listed once."""
+    problems = []
+    for cid, rec in records.items():
+        if cid in known:
+            continue
+        if cid not in seen:
+            seen.append(cid)
+        problems.append(
+            Problem(
+                path=rec.path or str(getattr(records, "path", "") or label),
+                line=rec.line,
+                field="chunk_id",
+                message=f"chunk {cid!r} is not in the chunks file; not scored",
+            )
+        )
+    return problems
+
+
+def describe_model(unit: ModelUnit) -> ModelFacts:
+    from chatledger.runs._variance import sample_variance  # only for files with repeats
+
+    run = unit.run
+    chunks = _chunks(run.chunks_path)
+    reference = _extractions(run.reference_path)
+    source = reference if unit.is_reference else _extractions(unit.path)
+    known = {c.chunk_id for c in chunks}
+    unknown_chunks: list[str] = []
+    unknown_problems: list[Problem] = []
+    if "extraction" in run.layers and not unit.is_reference:
+        unknown_problems = _unknown(
+            reference.records, run.reference_model, known, unknown_chunks
+        ) + _unknown(source.records, unit.name, known, unknown_chunks)
+    usable = any(
+        (r := reference.records.get(c.chunk_id)) is not None and r.extraction is not None
+        for c in chunks
+    )
+    if not usable and "extraction" in run.layers:
+        # The one message for "nothing to score against", as `chatledger score` gives it.
+        score_records(reference.records, {}, chunks, run.scoring)
+    facts = ModelFacts(
+        source_model=source.model,
+        file_problems=list(source.problems),
+        unknown_problems=unknown_problems,
+        unknown_chunks=unknown_chunks,
+        invalid=sum(
+            1
+            for c in chunks
+            if (r := source.records.get(c.chunk_id)) is not None and r.status is not RecordStatus.OK
+        ),
+        invalid_count=source.invalid_count,
+        missing=sum(1 for c in chunks if c.chunk_id not in source.records),
+        usage=usage_totals(source, len(chunks)),
+        sample_count=source.sample_count,
+        usable_reference=usable,
+    )
+    if not unit.is_reference:
+        facts.degenerate = count_degenerate(reference.records, source.records, chunks).model_dump()
+    if source.sample_count > 1:
+        facts.variance = sample_variance(
+            source,
+            source.records if unit.is_reference else reference.records,
+            chunks,
+            run.scoring,
+            samples=range(1, source.sample_count)
+            if unit.is_reference
+            else range(source.sample_count),
+            against_label="its own sample 0" if unit.is_reference else "the reference",
+        )
+    if unit.gold_path is not None:
+        gold = _extractions(unit.gold_path)
+        facts.gold_model = gold.model
+        report = score_records(
+            gold.records,
+            source.records,
+            chunks,
+            run.scoring,
+            reference_model=unit.gold_name,
+            challenger_model=unit.name,
+        )
+        facts.gold = {
+            "composite": report.extraction_composite,
+            "fields": {k: s.score for k, s in report.fields.items()},
+            "chunks": len(report.chunks),
+        }
+    return facts
+
+
+# ---- one model on a batch of conversations -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchUnit:
+    run: RunSpec
+    name: str
+    path: str
+    positions: tuple[int, ...]  # chunk positions in run order, whole conversations
+    layers: tuple[str, ...]  # the layers still to compute (a reused stage is not recomputed)
+
+
+@dataclass
+class BatchResult:
+    positions: tuple[int, ...]
+    chunk_results: dict[str, ChunkResult] = field(default_factory=dict)
+    excluded: list[str] = field(default_factory=list)
+    id_problems: list[Problem] = field(default_factory=list)
+    usable: list[str] = field(default_factory=list)  # chunk ids with an extraction to judge
+    verdicts: dict[str, list[Verdict | None]] = field(default_factory=dict)  # judge → usable
+    reference_outputs: dict[str, ConsumerOutputs] = field(default_factory=dict)
+    challenger_outputs: dict[str, ConsumerOutputs] = field(default_factory=dict)
+    conversation_agreement: dict[str, float] = field(default_factory=dict)
+
+
+def _subset(records: Mapping[str, ExtractionRecord], ids: Sequence[str]) -> RecordMap:
+    """A batch's records, remembering their file (problems name it, as for the whole file)."""
+    subset = RecordMap(str(getattr(records, "path", "") or ""))
+    for cid in ids:
+        record = records.get(cid)
+        if record is not None:
+            subset[cid] = record
+    return subset
+
+
+def score_batch(unit: BatchUnit) -> BatchResult:
+    run = unit.run
+    all_chunks = _chunks(run.chunks_path)
+    chunks = [all_chunks[p] for p in unit.positions]
+    ids = [c.chunk_id for c in chunks]
+    reference = _extractions(run.reference_path)
+    source = _extractions(unit.path)
+    ref = _subset(reference.records, ids)
+    chal = _subset(source.records, ids)
+    result = BatchResult(unit.positions)
+    if "extraction" in unit.layers:
+        if any(r.extraction is not None for r in ref.values()):
+            report = score_records(
+                ref,
+                chal,
+                chunks,
+                run.scoring,
+                reference_model=run.reference_model,
+                challenger_model=unit.name,
+            )
+            result.chunk_results = {r.chunk_id: r for r in report.chunks}
+            result.excluded = list(report.excluded_chunks)
+            # score_records lists the unknown chunk ids first; a batch has none (all its
+            # records are of its own chunks), so what remains are the unknown message ids.
+            result.id_problems = list(report.problems)
+        else:
+            result.excluded = ids
+    if "judge" in unit.layers:
+        usable = [
+            (c, r.extraction)
+            for c in chunks
+            if (r := chal.get(c.chunk_id)) is not None and r.extraction is not None
+        ]
+        result.usable = [c.chunk_id for c, _ in usable]
+        for name in run.offline_judges:
+            result.verdicts[name] = JUDGES.get(name)().judge_many(usable)
+    if "downstream" in unit.layers:
+        weights = run.weights()
+        result.reference_outputs = build_outputs(chunks, ref)
+        result.challenger_outputs = build_outputs(chunks, chal)
+        result.conversation_agreement = {
+            conv: compare_outputs(
+                result.reference_outputs[conv], result.challenger_outputs[conv], weights
+            ).downstream_composite
+            for conv in result.reference_outputs
+        }
+    return result
+
+
+def worker_chunks(path: str) -> list[Chunk]:
+    """The chunks of ``path``, parsed once per process."""
+    return _chunks(path)
+
+
+def worker_extractions(path: str) -> ExtractionFile:
+    """The extraction file at ``path``, parsed once per process."""
+    return _extractions(path)
+
+
+def run_unit(unit: IndexUnit | ModelUnit | BatchUnit) -> Any:
+    """The one entry point executors call: the function for the unit's kind."""
+    if isinstance(unit, BatchUnit):
+        return score_batch(unit)
+    if isinstance(unit, ModelUnit):
+        return describe_model(unit)
+    return index_chunks(unit)

@@ -1,0 +1,157 @@
+"""Executors, stages and the run record: the same bytes whatever computes the units, a rerun
+that skips finished stages, and run.json read back by the classes that wrote it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from chatledger.core import InputError
+from chatledger.demo import prepare_demo
+from chatledger.record import ConversationRun, read_run_record
+from chatledger.runs import _execute as execute_module
+from chatledger.runs import execute_run, load_run_config
+from chatledger.runs._executors import ExecutorSpec, parse_executor
+
+OUTPUTS = ("scores.parquet", "downstream.json", "judgements.jsonl")
+
+
+def _digests(run_dir: Path) -> dict[str, str]:
+    return {f: hashlib.sha256((run_dir / f).read_bytes()).hexdigest() for f in OUTPUTS}
+
+
+@pytest.fixture(scope="module")
+def demo_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's corpus and six challengers (36 chunks, 12 conversations), all three layers."""
+    return prepare_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="module")
+def local_run(demo_config: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("local") / "run"
+    execute_run(load_run_config(demo_config), out, executor="local")
+    return out
+
+
+@pytest.mark.parametrize("executor", ["processes:2", "dask"])
+def test_every_executor_writes_the_same_bytes(
+    executor: str,
+    demo_config: Path,
+    local_run: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Small batches, so that the 36 chunks are spread over several units and both workers.
+    monkeypatch.setattr(execute_module, "MIN_BATCH_CHUNKS", 5)
+    out = tmp_path / "run"
+    result = execute_run(load_run_config(demo_config), out, executor=executor)
+    assert _digests(out) == _digests(local_run)
+    record = read_run_record(out)
+    assert isinstance(record, ConversationRun)
+    assert record.executor == ("processes:2" if executor == "processes:2" else "dask")
+    # More than one unit per model really ran.
+    scored = [s for s in record.stages if s.stage == "score"]
+    assert len(scored) == 6 and all(s.units > 1 and not s.reused for s in scored)
+    assert result.record is not None and result.record.models == record.models
+
+
+def test_a_rerun_skips_finished_stages_and_writes_the_same_bytes(
+    demo_config: Path, local_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+
+    # The first run dies after the layer stages, in the statistics (as a kill would).
+    def crash(*args: object, **kwargs: object) -> dict[str, object]:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(execute_module, "compute_run_stats", crash)
+        with pytest.raises(KeyboardInterrupt):
+            execute_run(load_run_config(demo_config), out)
+    assert not (out / "run.json").exists()
+    assert len(list((out / "stages").glob("*/score.json"))) == 6
+
+    units: list[int] = []
+    real = execute_module._Run.execute
+
+    def counting(self: execute_module._Run) -> object:
+        original = self.pool.map
+
+        def map_and_count(fn: object, batch: list[object]) -> list[object]:
+            units.append(len(batch))
+            return original(fn, batch)  # type: ignore[arg-type]
+
+        self.pool.map = map_and_count  # type: ignore[method-assign]
+        return real(self)
+
+    monkeypatch.setattr(execute_module._Run, "execute", counting)
+    execute_run(load_run_config(demo_config), out)
+    record = read_run_record(out)
+    assert isinstance(record, ConversationRun)
+    layer_stages = [s for s in record.stages if s.stage in ("score", "judge", "downstream")]
+    assert len(layer_stages) == 18 and all(s.reused for s in layer_stages)
+    # Only the index and the per-file facts were computed (1 + reference + 6); no batch.
+    assert units == [8, 0]
+    assert _digests(out) == _digests(local_run)
+
+
+def test_an_edited_file_recomputes_only_its_model(
+    demo_config: Path, local_run: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_config.parent, folder)
+    config = folder / demo_config.name
+    out = tmp_path / "run"
+    execute_run(load_run_config(config), out)
+    # Same records, one byte more (a trailing blank line is skipped by the reader).
+    edited = folder / "challengers" / "offline-rules.jsonl"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    execute_run(load_run_config(config), out)
+    record = read_run_record(out)
+    assert isinstance(record, ConversationRun)
+    recomputed = {s.model for s in record.stages if s.model and not s.reused}
+    assert recomputed == {"offline:rules"}
+    assert _digests(out)["scores.parquet"] == _digests(local_run)["scores.parquet"]
+
+
+def test_run_json_round_trips_through_the_record(local_run: Path) -> None:
+    record = read_run_record(local_run)
+    assert isinstance(record, ConversationRun)
+    data = json.loads((local_run / "run.json").read_text(encoding="utf-8"))
+    assert data["schema_version"] == 2 and data["task"] == "conversation"
+    assert record.model_dump(mode="json") == data
+    again = tmp = local_run.parent / "copy"
+    tmp.mkdir()
+    record.write(again)
+    assert read_run_record(again) == record
+    # Provenance: every input with its content hash.
+    roles = [i.role for i in record.inputs]
+    assert roles[:2] == ["chunks", "reference"] and len(roles) == 8
+    assert all(i.sha256 and len(i.sha256) == 64 for i in record.inputs)
+
+
+def test_a_newer_or_broken_run_json_is_refused_in_one_line(local_run: Path, tmp_path: Path) -> None:
+    data = json.loads((local_run / "run.json").read_text(encoding="utf-8"))
+    (tmp_path / "run.json").write_text(json.dumps({**data, "schema_version": 9}))
+    with pytest.raises(InputError, match=r"newer ChatLedger \(schema_version 9\)") as caught:
+        read_run_record(tmp_path)
+    assert "\n" not in str(caught.value)
+    broken = dict(data)
+    broken["models"] = [{**data["models"][0], "overall": "high"}]
+    (tmp_path / "run.json").write_text(json.dumps(broken))
+    with pytest.raises(InputError, match=r"models\.0\.overall"):
+        read_run_record(tmp_path)
+
+
+def test_executor_specs() -> None:
+    assert parse_executor(None) == ExecutorSpec("local")
+    assert parse_executor("processes:3") == ExecutorSpec("processes", workers=3)
+    assert parse_executor("dask") == ExecutorSpec("dask")
+    assert parse_executor("dask:tcp://127.0.0.1:8786").address == "tcp://127.0.0.1:8786"
+    for bad in ("threads", "processes:0", "processes:x", "local:2"):
+        with pytest.raises(InputError):
+            parse_executor(bad)
