@@ -343,27 +343,20 @@ def run_score(
     weights: Path | None,
     matcher: str | None,
 ) -> ScoreReport:
-    from chatledger.corpus import read_chunks, read_extractions
-    from chatledger.score import ScoringConfig, load_scoring_config, score_records
+    """Layer 1 from the files, streamed chunk by chunk (:func:`chatledger.score.score_files`):
+    memory stays flat however many chunks the files hold."""
+    import gc
+
+    from chatledger.score import ScoringConfig, load_scoring_config, score_files
 
     if weights is not None:
         config = load_scoring_config(weights, schema_version=schema, matcher=matcher)
     else:
         config = ScoringConfig.default(schema, matcher or "token_set")
-    chunk_list = read_chunks(chunks) if chunks is not None else None
-    if chunk_list is not None:
-        warn_long_chunks(chunk_list)
-    ref = read_extractions(reference)
-    chal = read_extractions(challenger)
-    return score_records(
-        ref.records,
-        chal.records,
-        chunk_list,
-        config,
-        reference_model=ref.model,
-        challenger_model=chal.model,
-        problems=[*ref.problems, *chal.problems],
-    )
+    # Everything imported so far lives until the process ends: the collector need not walk
+    # it again on every full collection while the files are read and scored.
+    gc.freeze()
+    return score_files(reference, challenger, chunks, config, on_long_chunks=warn_long_chunks)
 
 
 @app.command("score")

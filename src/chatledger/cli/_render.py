@@ -53,7 +53,7 @@ def score_table(report: ScoreReport) -> Table:
 def print_score_report(report: ScoreReport, console: Console) -> None:
     console.print(score_table(report))
     console.print(
-        f"chunks {len(report.chunks)}  invalid {report.invalid}  missing {report.missing}"
+        f"chunks {report.n_chunks}  invalid {report.invalid}  missing {report.missing}"
         f"  excluded (reference unusable) {len(report.excluded_chunks)}"
         f"  not in the chunks file {len(report.unknown_chunks)}"
         f"  unknown message ids {report.unknown_message_ids}"

@@ -1,51 +1,117 @@
-"""Reading conversations and extractions from disk."""
+"""Reading conversations and extractions from disk.
 
-from chatledger.corpus._ami import read_ami
-from chatledger.corpus._casino import read_casino
-from chatledger.corpus._config_file import (
-    ALIASES_REFUSED,
-    ConfigSyntaxError,
-    load_yaml,
-    read_config_file,
-)
-from chatledger.corpus._gold import Corpus, GoldRecord
-from chatledger.corpus._import import CORPUS_KINDS, ImportSummary, import_corpus, read_corpus
-from chatledger.corpus._jsonl import (
-    ExtractionFile,
-    RecordMap,
-    parse_extraction_line,
-    read_chunks,
-    read_extractions,
-)
-from chatledger.corpus._lines import (
-    JsonLine,
-    JsonTextError,
-    loads_strict,
-    parse_json_line,
-    read_json_lines,
-)
+The names below are loaded on first use: ``chatledger score`` needs the JSON Lines readers,
+not the AMI/CaSiNo readers or the YAML loader, and pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatledger.corpus._ami import read_ami
+    from chatledger.corpus._casino import read_casino
+    from chatledger.corpus._config_file import (
+        ALIASES_REFUSED,
+        ConfigSyntaxError,
+        load_yaml,
+        read_config_file,
+    )
+    from chatledger.corpus._gold import Corpus, GoldRecord
+    from chatledger.corpus._import import (
+        CORPUS_KINDS,
+        ImportSummary,
+        import_corpus,
+        read_corpus,
+    )
+    from chatledger.corpus._jsonl import (
+        ChunkOutline,
+        ExtractionFile,
+        ExtractionStream,
+        RecordMap,
+        iter_chunks,
+        parse_extraction_line,
+        read_chunk_outlines,
+        read_chunks,
+        read_extractions,
+    )
+    from chatledger.corpus._lines import (
+        JsonLine,
+        JsonTextError,
+        loads_strict,
+        parse_json_line,
+        read_json_lines,
+    )
+
+# name → the module that defines it
+_WHERE: dict[str, str] = {
+    "read_ami": "_ami",
+    "read_casino": "_casino",
+    "ALIASES_REFUSED": "_config_file",
+    "ConfigSyntaxError": "_config_file",
+    "load_yaml": "_config_file",
+    "read_config_file": "_config_file",
+    "Corpus": "_gold",
+    "GoldRecord": "_gold",
+    "CORPUS_KINDS": "_import",
+    "ImportSummary": "_import",
+    "import_corpus": "_import",
+    "read_corpus": "_import",
+    "ChunkOutline": "_jsonl",
+    "ExtractionFile": "_jsonl",
+    "ExtractionStream": "_jsonl",
+    "iter_chunks": "_jsonl",
+    "read_chunk_outlines": "_jsonl",
+    "RecordMap": "_jsonl",
+    "parse_extraction_line": "_jsonl",
+    "read_chunks": "_jsonl",
+    "read_extractions": "_jsonl",
+    "JsonLine": "_lines",
+    "JsonTextError": "_lines",
+    "loads_strict": "_lines",
+    "parse_json_line": "_lines",
+    "read_json_lines": "_lines",
+}
 
 __all__ = [
     "ALIASES_REFUSED",
     "CORPUS_KINDS",
+    "ChunkOutline",
     "ConfigSyntaxError",
     "Corpus",
     "ExtractionFile",
+    "ExtractionStream",
     "GoldRecord",
     "ImportSummary",
     "JsonLine",
     "JsonTextError",
     "RecordMap",
     "import_corpus",
+    "iter_chunks",
     "load_yaml",
     "loads_strict",
     "parse_extraction_line",
     "parse_json_line",
     "read_ami",
     "read_casino",
+    "read_chunk_outlines",
     "read_chunks",
     "read_config_file",
     "read_corpus",
     "read_extractions",
     "read_json_lines",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'chatledger.corpus' has no attribute {name!r}")
+    value = getattr(import_module(f"chatledger.corpus.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

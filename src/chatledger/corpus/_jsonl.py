@@ -8,7 +8,9 @@ invalid extraction of its chunk (and counted), never dropped and never a crash.
 from __future__ import annotations
 
 import contextlib
+import gc
 import re
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,16 +36,33 @@ from chatledger.corpus._lines import (
     loads_strict,
     parse_json_line,
     read_json_lines,
+    read_json_lines_at,
+    reread_json_line,
 )
 
 _CHUNK_ID = re.compile(r'"chunk_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _SAMPLE = re.compile(r'"sample"\s*:\s*([0-9]{1,9})(?![0-9])')
 
 
-def read_chunks(path: str | Path) -> list[Chunk]:
-    """Read ``chunks.jsonl``; the first bad line raises an :class:`InputError`."""
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a file is read into objects that all stay alive:
+    each full collection would walk every object read so far (two thirds of the reading time
+    of a 1,000-chunk file). Reading makes no reference cycles; the collector resumes after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def iter_chunks(path: str | Path) -> Iterator[Chunk]:
+    """The chunks of ``chunks.jsonl`` one by one, with :func:`read_chunks`'s checks: the
+    first bad line (or a duplicate id, or a file with no chunk) raises an :class:`InputError`
+    when the reader gets there."""
     path = Path(path)
-    chunks: list[Chunk] = []
     first_line: dict[str, int] = {}
     for line in read_json_lines(path):
         number = line.number
@@ -64,10 +83,41 @@ def read_chunks(path: str | Path) -> list[Chunk]:
                 field="chunk_id",
             )
         first_line[chunk.chunk_id] = number
-        chunks.append(chunk)
-    if not chunks:
+        yield chunk
+    if not first_line:
         raise InputError("no chunks in file", path=path)
-    return chunks
+
+
+def read_chunks(path: str | Path) -> list[Chunk]:
+    """Read ``chunks.jsonl``; the first bad line raises an :class:`InputError`."""
+    with _collector_paused():
+        return list(iter_chunks(path))
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkOutline:
+    """What layer-1 scoring needs of a chunk: its id, its speakers (:meth:`Chunk.speakers`)
+    and its message ids in order; a few hundred bytes instead of the whole conversation."""
+
+    chunk_id: str
+    speakers: tuple[str, ...]
+    message_ids: tuple[str, ...]
+
+
+def read_chunk_outlines(path: str | Path) -> tuple[list[ChunkOutline], list[Chunk]]:
+    """Every chunk of ``chunks.jsonl`` as a :class:`ChunkOutline`, checked and failing like
+    :func:`read_chunks`; plus the long chunks whole (:attr:`Chunk.is_long`), for the note
+    that names them."""
+    outlines: list[ChunkOutline] = []
+    long: list[Chunk] = []
+    names: dict[str, str] = {}  # one string per distinct speaker, not one per chunk
+    for chunk in iter_chunks(path):
+        speakers = tuple(names.setdefault(name, name) for name in chunk.speakers())
+        ids = tuple(m.id for m in chunk.messages)
+        outlines.append(ChunkOutline(chunk.chunk_id, speakers, ids))
+        if chunk.is_long:
+            long.append(chunk)
+    return outlines, long
 
 
 class RecordMap(dict[str, ExtractionRecord]):
@@ -240,11 +290,12 @@ def _parse_line(
 def read_extractions(path: str | Path, *, vocabulary: Vocabulary | None = None) -> ExtractionFile:
     """Read a model's extraction file; bad lines become invalid records, never exceptions."""
     path = Path(path)
-    vocab = (
-        vocabulary
-        if vocabulary is not None and vocabulary.values is not DEFAULT_VOCABULARY
-        else None
-    )
+    vocab = _scoring_vocabulary(vocabulary)
+    with _collector_paused():
+        return _read_extractions(path, vocab)
+
+
+def _read_extractions(path: Path, vocab: Vocabulary | None) -> ExtractionFile:
     result = ExtractionFile(path=str(path), model="")
     result.records = RecordMap(str(path), result.problems)
     first_line: dict[tuple[str, int], int] = {}
@@ -281,3 +332,150 @@ def read_extractions(path: str | Path, *, vocabulary: Vocabulary | None = None) 
     if not result.model:
         result.model = path.stem
     return result
+
+
+def _scoring_vocabulary(vocabulary: Vocabulary | None) -> Vocabulary | None:
+    return (
+        vocabulary
+        if vocabulary is not None and vocabulary.values is not DEFAULT_VOCABULARY
+        else None
+    )
+
+
+class ExtractionStream:
+    """An extraction file read once, front to back, as a scorer asks for its chunks.
+
+    It keeps what :func:`read_extractions` would (sample-0 records by chunk id, the first line
+    of a chunk winning; problems in file order; the model named by the first record that names
+    one) without holding the file: :meth:`take` reads on until it meets the chunk asked for.
+    Records met on the way wait in a small buffer, and past its size only as a byte offset,
+    read again when asked for; a file in the chunks' order (what ``extract`` writes) is read
+    exactly once and holds one record at a time.
+
+    Opening reads the first line, so a missing file fails here, as :func:`read_extractions`
+    fails when called.
+    """
+
+    BUFFERED = 256
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        vocabulary: Vocabulary | None = None,
+        known_chunks: Container[str] | None = None,
+    ) -> None:
+        self.path = str(Path(path))
+        self.model = ""
+        self.problems: list[Problem] = []
+        self.lines_read = 0
+        # Sample-0 records kept, and the first few valid ones (to say why nothing could be
+        # scored); records of chunks not in ``known_chunks`` as (chunk id, line).
+        self.kept = 0
+        self.valid = 0
+        self.valid_head: list[str] = []
+        self.unknown: list[tuple[str, int]] = []
+        self._vocab = _scoring_vocabulary(vocabulary)
+        self._known = known_chunks
+        self._lines = read_json_lines_at(path)
+        self._first_line: dict[tuple[str, int], int] = {}
+        self._pending: dict[str, ExtractionRecord] = {}
+        self._parked: dict[str, tuple[int, int, int]] = {}
+        self._again: Any = None
+        self._ahead = next(self._lines, None)
+        self._done = self._ahead is None
+
+    def take(self, chunk_id: str) -> ExtractionRecord | None:
+        """The record of ``chunk_id`` (None: the file has none); each chunk is asked once."""
+        record = self._pending.pop(chunk_id, None)
+        if record is not None:
+            return record
+        where = self._parked.pop(chunk_id, None)
+        if where is not None:
+            return self._reread(*where)
+        while True:
+            found = self._next_kept()
+            if found is None:
+                return None
+            record, where = found
+            if record.chunk_id == chunk_id:
+                return record
+            if len(self._pending) < self.BUFFERED:
+                self._pending[record.chunk_id] = record
+            else:
+                self._parked[record.chunk_id] = where
+
+    def records(self) -> Iterator[ExtractionRecord]:
+        """The records not read yet, in file order (the chunk order when there is no chunks
+        file)."""
+        while True:
+            found = self._next_kept()
+            if found is None:
+                return
+            yield found[0]
+
+    def drain(self) -> None:
+        """Read the rest of the file (its problems, its unknown chunks); drop what waits."""
+        while self._next_kept() is not None:
+            pass
+        self._pending.clear()
+        self._parked.clear()
+        if self._again is not None:
+            self._again.close()
+            self._again = None
+        if not self.model:
+            self.model = Path(self.path).stem
+
+    def _next_kept(self) -> tuple[ExtractionRecord, tuple[int, int, int]] | None:
+        """The next line's record when it is kept (sample 0, first for its chunk)."""
+        while not self._done:
+            item = self._ahead
+            assert item is not None
+            self._ahead = next(self._lines, None)
+            self._done = self._ahead is None
+            json_line, offset, size = item
+            number = json_line.number
+            self.lines_read += 1
+            record, problem, sample = _parse_line(json_line, path=self.path, vocabulary=self._vocab)
+            if problem is not None:
+                self.problems.append(problem)
+            if record is None:
+                continue
+            if not self.model and record.model:
+                self.model = record.model
+            key = (record.chunk_id, sample)
+            first = self._first_line.get(key)
+            if first is not None:
+                which = f" sample {sample}" if sample else ""
+                self.problems.append(
+                    Problem(
+                        path=self.path,
+                        line=number,
+                        field="chunk_id",
+                        message=(
+                            f"duplicate chunk_id {record.chunk_id!r}{which} ignored "
+                            f"(first on line {first})"
+                        ),
+                    )
+                )
+                continue
+            self._first_line[key] = number
+            if sample != 0:
+                continue
+            self.kept += 1
+            if record.extraction is not None:
+                self.valid += 1
+                if len(self.valid_head) < 3:
+                    self.valid_head.append(record.chunk_id)
+            if self._known is not None and record.chunk_id not in self._known:
+                self.unknown.append((record.chunk_id, number))
+            return record, (number, offset, size)
+        return None
+
+    def _reread(self, number: int, offset: int, size: int) -> ExtractionRecord:
+        if self._again is None:
+            self._again = Path(self.path).open("rb")  # noqa: SIM115 - closed by drain()
+        json_line = reread_json_line(self._again, number, offset, size)
+        record, _problem, _sample = _parse_line(json_line, path=self.path, vocabulary=self._vocab)
+        assert record is not None
+        return record

@@ -22,6 +22,13 @@ What the decoder refuses, and why:
 
 A line is blank when it holds only JSON whitespace (space, tab, CR, LF); blank lines are
 skipped, every other line is yielded.
+
+Speed: a line is first decoded by msgspec, which gives exactly :func:`json.loads`'s value for
+every text it accepts (same numbers, big integers, duplicate keys, key order) and refuses
+everything :func:`loads_strict` refuses (NaN, infinities and overflowing numbers, lone
+surrogates, more than 4,300 digits, deep nesting); a line it refuses, or one nested deep
+enough to come near the recursion limit, goes through :func:`loads_strict`, so every message
+is the strict decoder's. tests/test_fast_decode.py holds the two decoders to this.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from chatledger.core import InputError
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -42,6 +51,10 @@ JSON_WHITESPACE = " \t\r\n"
 # Above this size the "is the whole file one JSON document?" check is skipped.
 _WHOLE_DOCUMENT_LIMIT = 64 * 1024 * 1024
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# Lines with more brackets than this take the strict decoder: the two decoders' depth limits
+# are both the recursion limit, but counted from different stack depths.
+_FAST_MAX_BRACKETS = 256
+_fast_decode = msgspec.json.Decoder().decode
 
 
 class JsonTextError(ValueError):
@@ -189,6 +202,19 @@ def parse_json_line(text: str, number: int) -> JsonLine:
     return JsonLine(number, text, value)
 
 
+def fast_loads(raw: bytes) -> Any:
+    """What :func:`loads_strict` returns for ``raw`` (UTF-8, already known to decode), or
+    ``None`` when only the strict decoder can say (it refuses the line, or it is too deep to
+    decide fast). A JSON ``null`` line also gives ``None``: the strict decoder then says why
+    it is not an object."""
+    if raw.count(b"[") + raw.count(b"{") > _FAST_MAX_BRACKETS:
+        return None
+    try:
+        return _fast_decode(raw)
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        return None
+
+
 def _is_blank(text: str) -> bool:
     return not text.strip(JSON_WHITESPACE)
 
@@ -210,11 +236,21 @@ def read_json_lines(path: str | Path) -> Iterator[JsonLine]:
     Raises :class:`InputError` only when the file itself cannot be read (missing, a folder,
     no permission); what a line holds never raises.
     """
+    for line, _offset, _size in read_json_lines_at(path):
+        yield line
+
+
+def read_json_lines_at(path: str | Path) -> Iterator[tuple[JsonLine, int, int]]:
+    """:func:`read_json_lines` with where each line sits: (line, byte offset, byte length),
+    so that a reader can come back to one line (:func:`reread_json_line`)."""
     path = Path(path)
     handle = _open(path)
     first_content = True
+    offset = 0
     with handle:
         for number, raw in enumerate(handle, start=1):
+            start, size = offset, len(raw)
+            offset += size
             if number == 1 and raw.startswith(UTF8_BOM):
                 raw = raw[len(UTF8_BOM) :]
             try:
@@ -225,19 +261,42 @@ def read_json_lines(path: str | Path) -> Iterator[JsonLine]:
                     continue
                 first_content = False
                 byte = raw[exc.start]
-                yield JsonLine(
-                    number, text, None, f"not UTF-8 (byte 0x{byte:02x} at byte {exc.start + 1})"
+                yield (
+                    JsonLine(
+                        number,
+                        text,
+                        None,
+                        f"not UTF-8 (byte 0x{byte:02x} at byte {exc.start + 1})",
+                    ),
+                    start,
+                    size,
                 )
                 continue
             if _is_blank(text):
                 continue
-            line = parse_json_line(text, number)
-            if first_content and not line.ok and not line.field:
-                whole = whole_document(path)
-                if whole is not None:
-                    line = JsonLine(number, text, line.value, whole)
+            value = fast_loads(raw)
+            if type(value) is dict:
+                line = JsonLine(number, text, value)
+            else:
+                line = parse_json_line(text, number)
+                if first_content and not line.ok and not line.field:
+                    whole = whole_document(path)
+                    if whole is not None:
+                        line = JsonLine(number, text, line.value, whole)
             first_content = False
-            yield line
+            yield line, start, size
+
+
+def reread_json_line(handle: Any, number: int, offset: int, size: int) -> JsonLine:
+    """The line that :func:`read_json_lines_at` gave at ``offset`` (``handle``: the same file,
+    opened in binary), decoded again the same way; for a line that decoded the first time."""
+    handle.seek(offset)
+    raw = handle.read(size)
+    if number == 1 and raw.startswith(UTF8_BOM):
+        raw = raw[len(UTF8_BOM) :]
+    value = fast_loads(raw)
+    text = raw.decode("utf-8")
+    return JsonLine(number, text, value) if type(value) is dict else parse_json_line(text, number)
 
 
 def whole_document(path: Path) -> str | None:

@@ -34,6 +34,7 @@ from chatledger.score._run import (
     score_records,
     summarise_chunks,
 )
+from chatledger.score._stream import score_files
 from chatledger.score._types import FIELD_SCORERS, FieldScore, ScorerSpec, field_scorer
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "range_iou",
     "reliability_bins",
     "score_chunk",
+    "score_files",
     "score_records",
     "summarise_chunks",
     "weight_value",

@@ -14,12 +14,23 @@ def _bin_index(conf: np.ndarray, n_bins: int) -> np.ndarray:
     return np.clip(np.ceil(np.round(conf * n_bins, 9)).astype(np.int64) - 1, 0, n_bins - 1)
 
 
+def _arrays(pairs: Sequence[tuple[float, bool]]) -> tuple[np.ndarray, np.ndarray]:
+    conf = np.fromiter((c for c, _ in pairs), dtype=np.float64, count=len(pairs))
+    correct = np.fromiter((k for _, k in pairs), dtype=np.float64, count=len(pairs))
+    return conf, correct
+
+
 def reliability_bins(
     pairs: Sequence[tuple[float, bool]], n_bins: int = N_BINS
 ) -> list[dict[str, float]]:
     """Per non-empty bin: its bounds, item count, mean confidence and accuracy."""
-    conf = np.fromiter((c for c, _ in pairs), dtype=np.float64, count=len(pairs))
-    correct = np.fromiter((k for _, k in pairs), dtype=np.float64, count=len(pairs))
+    return reliability_bins_of(*_arrays(pairs), n_bins)
+
+
+def reliability_bins_of(
+    conf: np.ndarray, correct: np.ndarray, n_bins: int = N_BINS
+) -> list[dict[str, float]]:
+    """:func:`reliability_bins` of pairs given as two arrays (confidence; 1.0/0.0 correct)."""
     bins = _bin_index(conf, n_bins)
     out = []
     for b in range(n_bins):
@@ -66,8 +77,14 @@ def expected_calibration_error(pairs: Sequence[tuple[float, bool]], n_bins: int 
         raise ValueError("ECE of no items is undefined")
     if len(pairs) <= SMALL:
         return _ece_small(pairs, n_bins)
-    conf = np.fromiter((c for c, _ in pairs), dtype=np.float64, count=len(pairs))
-    correct = np.fromiter((k for _, k in pairs), dtype=np.float64, count=len(pairs))
+    return expected_calibration_error_of(*_arrays(pairs), n_bins)
+
+
+def expected_calibration_error_of(
+    conf: np.ndarray, correct: np.ndarray, n_bins: int = N_BINS
+) -> float:
+    """:func:`expected_calibration_error` of more than :data:`SMALL` pairs given as two arrays
+    (confidence; 1.0/0.0 correct): the same numpy sums, without building the pairs."""
     if np.any((conf < 0) | (conf > 1)) or not np.all(np.isfinite(conf)):
         raise ValueError("confidences must lie in [0, 1]")
     bins = _bin_index(conf, n_bins)
@@ -76,4 +93,4 @@ def expected_calibration_error(pairs: Sequence[tuple[float, bool]], n_bins: int 
     hit_sum = np.bincount(bins, weights=correct, minlength=n_bins)
     filled = counts > 0
     gap = np.abs(hit_sum[filled] - conf_sum[filled])  # = |B|·|acc(B) − conf(B)|
-    return float(gap.sum() / len(pairs))
+    return float(gap.sum() / len(conf))

@@ -17,7 +17,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chatledger.core import SCHEMA_FIELDS, SCHEMA_WEIGHTS, InputError, first_validation_error
-from chatledger.corpus import read_config_file
 from chatledger.matching import MATCHERS
 
 WEIGHT_TOLERANCE = 1e-6
@@ -193,6 +192,8 @@ def load_scoring_config(
         raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
     if not found:
         raise InputError("weights file not found", path=path)
+    from chatledger.corpus import read_config_file  # YAML: loaded only for a weights file
+
     data = read_config_file(path)
     if data is None:
         data = {}

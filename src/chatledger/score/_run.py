@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from chatledger.core import (
     Chunk,
@@ -15,7 +18,12 @@ from chatledger.core import (
     RecordStatus,
 )
 from chatledger.matching import TextMatcher, get_matcher
-from chatledger.score._calibration import expected_calibration_error, reliability_bins
+from chatledger.score._calibration import (
+    SMALL,
+    expected_calibration_error,
+    expected_calibration_error_of,
+    reliability_bins_of,
+)
 from chatledger.score._config import ScoringConfig
 from chatledger.score._context import ChunkContext, ScoringContext
 from chatledger.score._types import FIELD_SCORERS, FieldScore, FieldScorer
@@ -58,19 +66,33 @@ class ScoreReport:
     # scored), and how many message ids the challenger cites that its chunk does not hold.
     unknown_chunks: list[str] = field(default_factory=list)
     unknown_message_ids: int = 0
+    # (chunks, invalid, missing) when the per-chunk results were not kept (``chunks`` is then
+    # empty): a report streamed from files (:func:`chatledger.score.score_files`).
+    counted: tuple[int, int, int] | None = None
+
+    @property
+    def n_chunks(self) -> int:
+        return self.counted[0] if self.counted is not None else len(self.chunks)
 
     @property
     def invalid(self) -> int:
+        if self.counted is not None:
+            return self.counted[1]
         return sum(1 for c in self.chunks if c.status is RecordStatus.INVALID)
 
     @property
     def missing(self) -> int:
+        if self.counted is not None:
+            return self.counted[2]
         return sum(1 for c in self.chunks if c.status is RecordStatus.MISSING)
 
     @property
     def validity_rate(self) -> float:
-        if not self.chunks:
+        if not self.n_chunks:
             return 0.0
+        if self.counted is not None:
+            total, invalid, missing = self.counted
+            return (total - invalid - missing) / total
         return sum(1 for c in self.chunks if c.status is RecordStatus.OK) / len(self.chunks)
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,7 +101,7 @@ class ScoreReport:
             "matcher": self.matcher,
             "reference": self.reference_model,
             "challenger": self.challenger_model,
-            "chunks": len(self.chunks),
+            "chunks": self.n_chunks,
             "invalid": self.invalid,
             "missing": self.missing,
             "validity_rate": self.validity_rate,
@@ -256,15 +278,10 @@ def summarise_chunks(
     """Run-level field scores and the extraction composite from the per-chunk results, in
     chunk order: the one aggregation, whether the chunks were scored in one call or in
     batches on several workers (the sums run left to right, so the floats are the same)."""
-    present = [name for name in config.fields if any(name in r.fields for r in results)]
-    summaries = {
-        name: _summarise(name, [r for r in results if name in r.fields], config) for name in present
-    }
-    composite = sum(s.score * s.weight for s in summaries.values())
-    if len(present) < len(config.fields):
-        total = sum(s.weight for s in summaries.values())
-        composite = composite / total if total > 0 else 0.0
-    return summaries, composite
+    totals = FieldTotals()
+    for result in results:
+        totals.add(result.status, result.fields)
+    return totals.summaries(config)
 
 
 def _source(record: ExtractionRecord, records: Mapping[str, ExtractionRecord], label: str) -> str:
@@ -282,6 +299,18 @@ def unknown_message_ids(
     """A problem for every message id (evidence, turning point, phase bound, salient message)
     in ``fields`` of ``extraction`` that ``chunk`` does not hold; the record is still scored."""
     known = {m.id for m in chunk.messages}
+    return unknown_ids(extraction, known, chunk.chunk_id, fields, path, line)
+
+
+def unknown_ids(
+    extraction: ExtractionV3,
+    known: Container[str],
+    chunk_id: str,
+    fields: Sequence[str],
+    path: str,
+    line: int,
+) -> list[Problem]:
+    """:func:`unknown_message_ids` given the chunk's message ids (``known``) and its id."""
     problems: list[Problem] = []
 
     def check(message_id: str, where: str) -> None:
@@ -291,7 +320,7 @@ def unknown_message_ids(
                     path=path,
                     line=line,
                     field=f"extraction.{where}",
-                    message=f"message id {message_id!r} is not in chunk {chunk.chunk_id}",
+                    message=f"message id {message_id!r} is not in chunk {chunk_id}",
                 )
             )
 
@@ -348,48 +377,94 @@ def _no_usable_reference(
     return InputError(message, path=path or None)
 
 
-def _summarise(name: str, results: list[ChunkResult], config: ScoringConfig) -> FieldSummary:
-    weight = config.weights[name]
-    scores = [r.fields[name] for r in results]
-    n_ref = sum([s.n_reference for s in scores])
-    n_pred = sum([s.n_predicted for s in scores])
-    if name == "confidence":
-        return _pooled_confidence(results, weight, n_ref, n_pred)
-    n = len(results)
-    # Plain left-to-right sums over chunks (list comprehensions: same order, less overhead).
-    score = sum([s.score for s in scores]) / n
-    comp_names = FIELD_SCORERS.get(name).components
-    components = {c: sum([s.components[c] for s in scores]) / n for c in comp_names}
-    return FieldSummary(score, weight, components, n_ref, n_pred)
+class FieldTotals:
+    """What the run-level field summaries need, gathered chunk by chunk in chunk order.
 
-
-def _pooled_confidence(
-    results: list[ChunkResult], weight: float, n_ref: int, n_pred: int
-) -> FieldSummary:
-    """1 − ECE over the items of all chunks, scaled by the share of usable chunks.
-
-    Pooling is what DESIGN.md asks (ECE is noisy at small n). The scaling keeps the rule that an
-    invalid or missing chunk costs every field, this one included.
+    Each field keeps its per-chunk scores and components as flat float arrays (8 bytes each,
+    not a ChunkResult per chunk), summed left to right at the end exactly as a list is;
+    ``confidence`` keeps its (confidence, correct) pairs as two arrays for the pooled ECE.
     """
-    pairs = [
-        p
-        for r in results
-        if r.status is RecordStatus.OK
-        for p in r.fields["confidence"].calibration
-    ]
-    usable = sum(1 for r in results if r.status is RecordStatus.OK) / len(results)
-    if pairs:
-        ece = expected_calibration_error(pairs)
-        accuracy = sum(c for _, c in pairs) / len(pairs)
+
+    def __init__(self) -> None:
+        self._scores: dict[str, array[float]] = {}
+        self._components: dict[str, dict[str, array[float]]] = {}
+        self._n_ref: dict[str, int] = {}
+        self._n_pred: dict[str, int] = {}
+        self._usable: dict[str, int] = {}
+        self._conf: array[float] = array("d")
+        self._correct = bytearray()
+
+    def add(self, status: RecordStatus, fields: Mapping[str, FieldScore]) -> None:
+        """One chunk's field scores (chunks must come in the run's order)."""
+        ok = status is RecordStatus.OK
+        for name, score in fields.items():
+            scores = self._scores.get(name)
+            if scores is None:
+                scores = self._scores[name] = array("d")
+                components = FIELD_SCORERS.get(name).components
+                self._components[name] = {c: array("d") for c in components}
+                self._n_ref[name] = self._n_pred[name] = self._usable[name] = 0
+            scores.append(score.score)
+            for comp, values in self._components[name].items():
+                values.append(score.components[comp])
+            self._n_ref[name] += score.n_reference
+            self._n_pred[name] += score.n_predicted
+            if ok:
+                self._usable[name] += 1
+                if name == "confidence" and score.calibration:
+                    self._conf.extend([c for c, _ in score.calibration])
+                    self._correct.extend([1 if k else 0 for _, k in score.calibration])
+
+    def summaries(self, config: ScoringConfig) -> tuple[dict[str, FieldSummary], float]:
+        """The summaries of the config's fields that any chunk scored, and the extraction
+        composite (weights renormalised over the fields present)."""
+        present = [name for name in config.fields if name in self._scores]
+        summaries = {name: self._summarise(name, config.weights[name]) for name in present}
+        composite = sum(s.score * s.weight for s in summaries.values())
+        if len(present) < len(config.fields):
+            total = sum(s.weight for s in summaries.values())
+            composite = composite / total if total > 0 else 0.0
+        return summaries, composite
+
+    def _summarise(self, name: str, weight: float) -> FieldSummary:
+        n_ref, n_pred = self._n_ref[name], self._n_pred[name]
+        n = len(self._scores[name])
+        if name == "confidence":
+            return self._pooled_confidence(weight, n, n_ref, n_pred)
+        # Plain left-to-right sums over chunks (sum() of an array is sum() of a list).
+        score = sum(self._scores[name]) / n
+        components = {c: sum(values) / n for c, values in self._components[name].items()}
+        return FieldSummary(score, weight, components, n_ref, n_pred)
+
+    def _pooled_confidence(self, weight: float, n: int, n_ref: int, n_pred: int) -> FieldSummary:
+        """1 − ECE over the items of all chunks, scaled by the share of usable chunks.
+
+        Pooling is what DESIGN.md asks (ECE is noisy at small n). The scaling keeps the rule
+        that an invalid or missing chunk costs every field, this one included.
+        """
+        usable = self._usable["confidence"] / n
+        n_items = len(self._conf)
+        bins: list[dict[str, float]] = []
+        if n_items:
+            if n_items <= SMALL:
+                pairs = [(c, k == 1) for c, k in zip(self._conf, self._correct, strict=True)]
+                ece = expected_calibration_error(pairs)
+            else:
+                ece = expected_calibration_error_of(*self._arrays())
+            accuracy = self._correct.count(1) / n_items
+            bins = reliability_bins_of(*self._arrays())
+        else:
+            ece, accuracy = (0.0, 1.0) if n_ref == 0 and n_pred == 0 else (1.0, 0.0)
         base = 1.0 - ece
-    else:
-        ece, accuracy = (0.0, 1.0) if n_ref == 0 and n_pred == 0 else (1.0, 0.0)
-        base = 1.0 - ece
-    components = {
-        "ece": ece,
-        "n_items": float(len(pairs)),
-        "accuracy": accuracy,
-        "usable_share": usable,
-    }
-    bins = reliability_bins(pairs) if pairs else []
-    return FieldSummary(base * usable, weight, components, n_ref, n_pred, bins)
+        components = {
+            "ece": ece,
+            "n_items": float(n_items),
+            "accuracy": accuracy,
+            "usable_share": usable,
+        }
+        return FieldSummary(base * usable, weight, components, n_ref, n_pred, bins)
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        conf = np.frombuffer(self._conf, dtype=np.float64)
+        correct = np.frombuffer(self._correct, dtype=np.uint8).astype(np.float64)
+        return conf, correct
