@@ -40,7 +40,7 @@ T = TypeVar("T")
 # Parsed files kept per worker process, keyed by path, size and modification time: a file
 # edited between two runs in a long-lived worker (a Dask cluster) is read again.
 _FILES: OrderedDict[tuple[str, str, int, int], Any] = OrderedDict()
-_KEEP_FILES = 8
+_KEEP_FILES = 4  # the chunks, the reference, this challenger and the one before
 
 
 def _cached(kind: str, path: str, load: Callable[[str], T]) -> T:
