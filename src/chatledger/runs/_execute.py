@@ -61,6 +61,7 @@ from chatledger.runs._stages import StageOutput, StageStore, stage_key
 from chatledger.runs._stats import FloatArray, ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
 from chatledger.runs._units import (
+    BatchGroup,
     BatchResult,
     BatchUnit,
     ChunkIndex,
@@ -231,19 +232,23 @@ class _Run:
         n_chunks = len(index.chunk_ids)
         target = max(MIN_BATCH_CHUNKS, math.ceil(n_chunks / (4 * worker_count(self.pool))))
         batches = index.batches(target)
-        batch_units: list[BatchUnit] = []
-        for plan in plans:
-            layers = tuple(layer for layer in config.layers if layer not in plan.reused)
-            if layers:
-                batch_units += [
-                    BatchUnit(spec, plan.name, str(plan.path), tuple(b), layers) for b in batches
-                ]
+        groups: list[BatchGroup] = []
+        for positions in batches:
+            group = tuple(
+                BatchUnit(spec, plan.name, str(plan.path), tuple(positions), layers)
+                for plan in plans
+                if (layers := tuple(x for x in config.layers if x not in plan.reused))
+            )
+            if group:
+                groups.append(BatchGroup(group))
         t0 = time.perf_counter()
-        results = self.pool.map(run_unit, batch_units)
+        grouped: list[list[BatchResult]] = self.pool.map(run_unit, groups)
         compute_s = time.perf_counter() - t0
         by_model: dict[str, list[BatchResult]] = {}
-        for unit, result in zip(batch_units, results, strict=True):
-            by_model.setdefault(unit.name, []).append(result)
+        for group_units, group_results in zip(groups, grouped, strict=True):
+            for unit, batch in zip(group_units.units, group_results, strict=True):
+                by_model.setdefault(unit.name, []).append(batch)
+        n_units = sum(len(g.units) for g in groups)
 
         store = StageStore(self.out_dir)
         models: list[ModelSummary] = []
@@ -265,7 +270,7 @@ class _Run:
                     scoring,
                     spec,
                     model_judges,
-                    len(batch_units),
+                    n_units,
                     compute_s,
                 )
                 for layer in LAYER_STAGES:

@@ -40,7 +40,8 @@ T = TypeVar("T")
 # Parsed files kept per worker process, keyed by path, size and modification time: a file
 # edited between two runs in a long-lived worker (a Dask cluster) is read again.
 _FILES: OrderedDict[tuple[str, str, int, int], Any] = OrderedDict()
-_KEEP_FILES = 4  # the chunks, the reference, this challenger and the one before
+_needed_files = 0  # raised by a BatchGroup to the files it reads (chunks, reference, models)
+_KEEP_FILES = 4  # at least: the chunks, the reference and two challengers (see BatchGroup)
 
 
 def _cached(kind: str, path: str, load: Callable[[str], T]) -> T:
@@ -55,7 +56,7 @@ def _cached(kind: str, path: str, load: Callable[[str], T]) -> T:
         return value
     value = load(path)
     _FILES[key] = value
-    while len(_FILES) > _KEEP_FILES:
+    while len(_FILES) > max(_KEEP_FILES, _needed_files):
         _FILES.popitem(last=False)
     return value
 
@@ -314,7 +315,25 @@ def _subset(records: Mapping[str, ExtractionRecord], ids: Sequence[str]) -> Reco
     return subset
 
 
-def score_batch(unit: BatchUnit) -> BatchResult:
+@dataclass(frozen=True)
+class BatchGroup:
+    """The batches of every model still to compute for the same chunks, computed in one task:
+    the reference side (its records, its consumers' outputs) is built once for all of them."""
+
+    units: tuple[BatchUnit, ...]
+
+
+def score_group(group: BatchGroup) -> list[BatchResult]:
+    global _needed_files
+    _needed_files = max(_needed_files, 2 + len(group.units))
+    shared: dict[str, Any] = {}
+    return [score_batch(unit, shared) for unit in group.units]
+
+
+def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchResult:
+    """One model on one batch; ``shared`` carries the reference side between the models of a
+    :class:`BatchGroup` (the same chunks, the same reference)."""
+    shared = {} if shared is None else shared
     run = unit.run
     all_chunks = _chunks(run.chunks_path)
     chunks = [all_chunks[p] for p in unit.positions]
@@ -352,7 +371,9 @@ def score_batch(unit: BatchUnit) -> BatchResult:
             result.verdicts[name] = JUDGES.get(name)().judge_many(usable)
     if "downstream" in unit.layers:
         weights = run.weights()
-        result.reference_outputs = build_outputs(chunks, ref)
+        if "reference_outputs" not in shared:
+            shared["reference_outputs"] = build_outputs(chunks, ref)
+        result.reference_outputs = shared["reference_outputs"]
         result.challenger_outputs = build_outputs(chunks, chal)
         result.conversation_agreement = {
             conv: compare_outputs(
@@ -373,8 +394,10 @@ def worker_extractions(path: str) -> ExtractionFile:
     return _extractions(path)
 
 
-def run_unit(unit: IndexUnit | ModelUnit | BatchUnit) -> Any:
+def run_unit(unit: IndexUnit | ModelUnit | BatchUnit | BatchGroup) -> Any:
     """The one entry point executors call: the function for the unit's kind."""
+    if isinstance(unit, BatchGroup):
+        return score_group(unit)
     if isinstance(unit, BatchUnit):
         return score_batch(unit)
     if isinstance(unit, ModelUnit):
