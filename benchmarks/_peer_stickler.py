@@ -45,12 +45,22 @@ def item_texts(extraction: ExtractionV3, name: str) -> list[str]:
     return [v if isinstance(v, str) else v.text for v in values]
 
 
+def row_texts(extraction: dict[str, Any], name: str) -> list[str]:
+    """:func:`item_texts` of an extraction still as parsed JSON (the peer's own reading)."""
+    values: Sequence[Any] = extraction.get(name) or ()
+    return [v if isinstance(v, str) else v["text"] for v in values]
+
+
 @dataclass(frozen=True)
 class Peer:
     """A loaded stickler: builds its documents and compares them."""
 
     version: str
-    build: Callable[[str, ExtractionV3], Any]
+    build_texts: Callable[[str, dict[str, list[str]]], Any]
+
+    def build(self, variant: str, extraction: ExtractionV3) -> Any:
+        """The document of ``variant`` for an extraction."""
+        return self.build_texts(variant, {f: item_texts(extraction, f) for f in PEER_FIELDS})
 
     def compare(self, reference: Any, challenger: Any) -> dict[str, Any]:
         """stickler's per-document comparison with the confusion matrix (needed for F1).
@@ -128,14 +138,14 @@ def load_peer() -> tuple[Peer | None, str]:
         warnings: list[TextItem] = ComparableField()
         implicit_assumptions: list[TextItem] = ComparableField()
 
-    def build(variant: str, extraction: ExtractionV3) -> Any:
+    def build_texts(variant: str, texts: dict[str, list[str]]) -> Any:
         if variant == "text_lists":
-            return TextLists(**{f: item_texts(extraction, f) for f in PEER_FIELDS})
+            return TextLists(**{f: texts[f] for f in PEER_FIELDS})
         if variant == "item_objects":
-            values: dict[str, list[Any]] = {"topics": item_texts(extraction, "topics")}
+            values: dict[str, list[Any]] = {"topics": texts["topics"]}
             for f in PEER_FIELDS[1:]:
-                values[f] = [TextItem(text=t) for t in item_texts(extraction, f)]
+                values[f] = [TextItem(text=t) for t in texts[f]]
             return ItemObjects(**values)
         raise ValueError(f"unknown stickler variant {variant!r}")
 
-    return Peer(version=version("stickler-eval"), build=build), ""
+    return Peer(version=version("stickler-eval"), build_texts=build_texts), ""

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -135,19 +136,46 @@ class SyntheticCorpus:
 
 def generate(n_chunks: int, seed: int = 0) -> SyntheticCorpus:
     """``n_chunks`` chunks with a reference extraction and a noisy challenger edit of it."""
-    rng = random.Random(seed)
-    words = _Words(rng)
     chunks: list[Row] = []
     reference: list[Row] = []
     challenger: list[Row] = []
+    for chunk, ref, pred in rows(n_chunks, seed):
+        chunks.append(chunk)
+        reference.append(ref)
+        challenger.append(pred)
+    return SyntheticCorpus(chunks, reference, challenger)
+
+
+def rows(n_chunks: int, seed: int = 0) -> Iterator[tuple[Row, Row, Row]]:
+    """(chunk, reference line, challenger line) of :func:`generate`, one chunk at a time."""
+    rng = random.Random(seed)
+    words = _Words(rng)
     for index in range(n_chunks):
         chunk = _chunk(index, rng, words)
         ref = _reference_extraction(chunk, rng, words)
         pred = _Noise(chunk, rng, words).edit(ref)
-        chunks.append(chunk)
-        reference.append(_line(chunk["chunk_id"], "synthetic:reference", ref))
-        challenger.append(_line(chunk["chunk_id"], "synthetic:challenger", pred))
-    return SyntheticCorpus(chunks, reference, challenger)
+        yield (
+            chunk,
+            _line(chunk["chunk_id"], "synthetic:reference", ref),
+            _line(chunk["chunk_id"], "synthetic:challenger", pred),
+        )
+
+
+def write_corpus(n_chunks: int, seed: int, directory: Path) -> tuple[Path, Path, Path]:
+    """The files ``generate(n_chunks, seed).write(directory)`` writes, written as generated
+    (100,000 chunks are 2 GB of JSON; nothing is held)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = (
+        directory / "chunks.jsonl",
+        directory / "reference.jsonl",
+        directory / "challenger.jsonl",
+    )
+    with ExitStack() as stack:
+        handles = [stack.enter_context(p.open("w", encoding="utf-8")) for p in paths]
+        for triple in rows(n_chunks, seed):
+            for handle, row in zip(handles, triple, strict=True):
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return paths
 
 
 def _line(chunk_id: str, model: str, extraction: Row) -> Row:

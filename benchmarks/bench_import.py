@@ -20,18 +20,26 @@ smallest's. Run:
     python benchmarks/bench_import.py [--repeats 3] [--sizes 10000 100000 1000000]
         [--series import pseudonymise]
 Writes benchmarks/results/bench_import.json.
+
+``--cli-help`` measures instead how fast the command line starts: ``chatledger --help`` and
+``chatledger score --help`` (and, for scale, ``python -c pass``), each in a fresh process,
+``--repeats`` rounds interleaved, medians of wall and CPU seconds (the child's own rusage);
+``--source DIR`` runs chatledger from another source tree (an older commit, for a before and
+after in one session). It updates the ``cli_help`` entry of the results file only.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -165,6 +173,61 @@ def once(export: Path, work: Path, series: str) -> dict[str, Any]:
     return result
 
 
+HELP_COMMANDS = {
+    "python -c pass": ["-c", "pass"],
+    "chatledger --help": ["-m", "chatledger", "--help"],
+    "chatledger score --help": ["-m", "chatledger", "score", "--help"],
+}
+
+
+def timed_process(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one process, its CPU read from its own rusage (wait4)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert proc.stderr is not None
+    error = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv} failed: {error.decode()[-1000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def cli_help(repeats: int, source: Path | None, out: Path) -> None:
+    env = dict(os.environ, COLUMNS="100")
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in HELP_COMMANDS}
+    for _ in range(repeats):
+        for name, args in HELP_COMMANDS.items():
+            runs[name].append(timed_process([sys.executable, *args], env))
+    entry: dict[str, Any] = {
+        "date": datetime.now().astimezone().isoformat(timespec="seconds"),
+        "source": str(source) if source else "installed",
+        "repeats": repeats,
+        "load_average_1_5_15min": [round(x, 2) for x in os.getloadavg()],
+        "target_wall_s": 0.3,
+        "commands": {},
+    }
+    for name, pairs in runs.items():
+        wall = statistics.median(w for w, _ in pairs)
+        cpu = statistics.median(c for _, c in pairs)
+        entry["commands"][name] = {
+            "wall_median_s": wall,
+            "cpu_median_s": cpu,
+            "all_wall_s": [w for w, _ in pairs],
+            "all_cpu_s": [c for _, c in pairs],
+        }
+        print(f"{name:<26} {wall:6.3f} s wall  {cpu:6.3f} s CPU  (median of {repeats})")
+    payload: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    key = "cli_help" if source is None else "cli_help_source"
+    payload[key] = entry
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
@@ -173,7 +236,13 @@ def main() -> None:
     parser.add_argument("--child", nargs=3, metavar=("EXPORT", "OUT", "SERIES"),
                         help=argparse.SUPPRESS)  # fmt: skip
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--cli-help", action="store_true", help="time --help instead")
+    parser.add_argument("--source", type=Path, help="with --cli-help: chatledger from DIR")
     args = parser.parse_args()
+    if args.cli_help:
+        out = args.out or Path(__file__).parent / "results" / "bench_import.json"
+        cli_help(args.repeats, args.source, out)
+        return
     if args.child:
         child(Path(args.child[0]), Path(args.child[1]), args.child[2])
         return

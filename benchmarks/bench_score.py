@@ -2,10 +2,18 @@
 a peer comparison with AWS stickler (see docs/benchmarks.md).
 
     python benchmarks/bench_score.py --chunks 1000 --repeats 5
+    python benchmarks/bench_score.py --process-only --sizes 1000,10000,100000
 
 Every figure is the median of ``--repeats`` runs (the reference machine is a noisy 2-core VM).
 Pydantic objects are built once, outside every timed region; only scoring is timed, except for
 the parse figure, which times ``read_extractions`` on the two JSON Lines files.
+
+The ``process`` section times whole processes, as a user runs them: ``chatledger score`` on
+the files (``--sizes``: chunks/s, CPU, peak RSS), and at the first size, on the same files, a
+bare kernel script (read the two files with ``json``, then only ``cdist`` + the assignment for
+every text list) and stickler configured as in ``_peer_stickler.py`` (read with ``json``, build
+its documents, compare). ``--source DIR`` runs ``chatledger`` from another source tree (an
+older commit, for a before/after in one session).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -29,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from _peer_stickler import PEER_FIELDS, VARIANTS, Peer, item_texts, load_peer
-from _synthetic import generate
+from _synthetic import generate, write_corpus
 from chatledger.core import Chunk, ExtractionV3
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.matching import KERNEL_CLOCK, get_matcher
@@ -460,6 +469,222 @@ def print_table(results: dict[str, Any]) -> None:
     print(textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    "))
 
 
+BENCH_DIR = Path(__file__).resolve().parent
+
+# The bare kernel: what any layer-1 scorer of these texts must do, and nothing else — read the
+# two files, then for every chunk and text list preprocess, cdist and assign (DESIGN.md §3).
+BARE_KERNEL = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+from rapidfuzz import fuzz, process, utils
+from scipy.optimize import linear_sum_assignment
+t1 = time.perf_counter()
+def rows(path):
+    with open(path, encoding="utf-8-sig") as handle:
+        return {r["chunk_id"]: r["extraction"] for r in map(json.loads, handle)}
+ref, chal = rows(sys.argv[1]), rows(sys.argv[2])
+t2 = time.perf_counter()
+LISTS = ("decisions", "action_items", "open_questions", "claims", "warnings",
+         "implicit_assumptions")
+def texts(e):
+    yield [t for t in e.get("topics", [])]
+    yield [x["name"] for x in e.get("entities", [])]
+    for name in LISTS:
+        yield [x["text"] for x in e.get(name, [])]
+    yield [x["question"] for x in e.get("qa_pairs", [])]
+    yield [e["summary"]] if e.get("summary") else []
+kernel = 0.0
+now = time.perf_counter
+for cid, r in ref.items():
+    c = chal.get(cid)
+    if c is None:
+        continue
+    for a, b in zip(texts(r), texts(c)):
+        if not a or not b:
+            continue
+        a = [utils.default_process(x) for x in a]
+        b = [utils.default_process(x) for x in b]
+        k = now()
+        s = process.cdist(a, b, scorer=fuzz.token_set_ratio, dtype=np.float64)
+        kernel += now() - k
+        w = np.where(s >= 60.0, 100.0 * (min(s.shape) + 1) + s, 0.0)
+        k = now()
+        linear_sum_assignment(w, maximize=True)
+        kernel += now() - k
+t3 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "read_s": t2 - t1, "match_s": t3 - t2,
+                  "kernel_s": kernel}))
+"""
+
+# stickler as _peer_stickler.py configures it, as a process: read, build documents, compare.
+STICKLER = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[4])
+t0 = time.perf_counter()
+from _peer_stickler import PEER_FIELDS, load_peer, row_texts
+peer, reason = load_peer()
+assert peer is not None, reason
+t1 = time.perf_counter()
+def rows(path):
+    with open(path, encoding="utf-8-sig") as handle:
+        return {r["chunk_id"]: r["extraction"] for r in map(json.loads, handle)}
+ref, chal = rows(sys.argv[1]), rows(sys.argv[2])
+t2 = time.perf_counter()
+variant = sys.argv[3]
+for cid, r in ref.items():
+    c = chal[cid]
+    a = peer.build_texts(variant, {f: row_texts(r, f) for f in PEER_FIELDS})
+    b = peer.build_texts(variant, {f: row_texts(c, f) for f in PEER_FIELDS})
+    peer.compare(a, b)
+t3 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "read_s": t2 - t1, "compare_s": t3 - t2}))
+"""
+
+
+def run_process(cmd: Sequence[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Wall seconds, CPU seconds and peak RSS of one process (its own rusage, from wait4)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:4]} failed ({proc.returncode}): {stderr[-1000:]}")
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "stdout": stdout,
+    }
+
+
+def corpus_files(n_chunks: int, seed: int, data: Path) -> tuple[Path, Path, Path]:
+    """The synthetic corpus of ``n_chunks`` under ``data`` (written once, then reused)."""
+    folder = data / f"n{n_chunks}-s{seed}"
+    paths = (folder / "chunks.jsonl", folder / "reference.jsonl", folder / "challenger.jsonl")
+    if not all(p.exists() for p in paths):
+        write_corpus(n_chunks, seed, folder)
+    return paths
+
+
+def _summary(runs: Sequence[dict[str, Any]], n: int) -> dict[str, Any]:
+    wall = median([r["wall_s"] for r in runs])
+    return {
+        "wall_median_s": wall,
+        "cpu_median_s": median([r["cpu_s"] for r in runs]),
+        "peak_rss_mb_median": median([r["peak_rss_mb"] for r in runs]),
+        "chunks_per_s": n / wall,
+        "chunks_per_cpu_s": n / median([r["cpu_s"] for r in runs]),
+        "runs": [{k: v for k, v in r.items() if k != "stdout"} for r in runs],
+    }
+
+
+def bench_process(
+    sizes: Sequence[int], seed: int, repeats: int, data: Path, source: Path | None, peer: bool
+) -> dict[str, Any]:
+    """Whole processes: ``chatledger score`` at each size; bare kernel and stickler at the
+    first. Runs of different tools alternate, so a change of load weighs on all alike."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+    result: dict[str, Any] = {"source": str(source) if source else "installed", "sizes": {}}
+    for index, n in enumerate(sizes):
+        chunks, ref, chal = corpus_files(n, seed, data)
+        score = [
+            sys.executable,
+            "-m",
+            "chatledger",
+            "score",
+            "--reference",
+            str(ref),
+            "--challenger",
+            str(chal),
+            "--chunks",
+            str(chunks),
+            "--format",
+            "json",
+        ]
+        times = repeats if index == 0 else max(1, min(repeats, 3) if n <= 10_000 else 1)
+        runs, bare, sticklers = [], [], {v: [] for v in VARIANTS}
+        for _ in range(times):
+            runs.append(run_process(score, env))
+            if index == 0:
+                bare.append(run_process([sys.executable, "-c", BARE_KERNEL, str(ref), str(chal)]))
+                if peer and load_peer()[0] is not None:
+                    for variant in VARIANTS:
+                        cmd = [sys.executable, "-c", STICKLER, str(ref), str(chal), variant]
+                        sticklers[variant].append(run_process([*cmd, str(BENCH_DIR)]))
+        entry = _summary(runs, n)
+        report = json.loads(runs[-1]["stdout"])
+        entry["extraction_composite"] = report["extraction_composite"]
+        entry["megabytes"] = round(sum(p.stat().st_size for p in (chunks, ref, chal)) / 1e6, 1)
+        result["sizes"][str(n)] = entry
+        if index == 0:
+            inner = [json.loads(r["stdout"]) for r in bare]
+            result["bare_kernel"] = {
+                "chunks": n,
+                **_summary(bare, n),
+                "kernel_median_s": median([i["kernel_s"] for i in inner]),
+                "import_median_s": median([i["import_s"] for i in inner]),
+                "read_median_s": median([i["read_s"] for i in inner]),
+            }
+            result["score_vs_bare_process"] = (
+                entry["wall_median_s"] / result["bare_kernel"]["wall_median_s"]
+            )
+            result["score_vs_bare_process_cpu"] = (
+                entry["cpu_median_s"] / result["bare_kernel"]["cpu_median_s"]
+            )
+            result["score_vs_kernel_in_process"] = (
+                entry["wall_median_s"] / result["bare_kernel"]["kernel_median_s"]
+            )
+            result["stickler"] = {}
+            for variant, variant_runs in sticklers.items():
+                if not variant_runs:
+                    continue
+                summary = _summary(variant_runs, n)
+                result["stickler"][variant] = summary
+                result[f"speedup_vs_stickler_{variant}"] = (
+                    summary["wall_median_s"] / entry["wall_median_s"]
+                )
+                result[f"speedup_vs_stickler_{variant}_cpu"] = (
+                    summary["cpu_median_s"] / entry["cpu_median_s"]
+                )
+    first, last = str(sizes[0]), str(sizes[-1])
+    result["peak_rss_largest_over_smallest"] = (
+        result["sizes"][last]["peak_rss_mb_median"] / result["sizes"][first]["peak_rss_mb_median"]
+    )
+    return result
+
+
+def print_process(process: dict[str, Any]) -> None:
+    print(f"whole processes (chatledger from {process['source']}):")
+    for n, entry in process["sizes"].items():
+        print(
+            f"  chatledger score, {int(n):>7,} chunks: {entry['wall_median_s']:7.2f} s wall, "
+            f"{entry['cpu_median_s']:7.2f} CPU-s, {entry['chunks_per_s']:7,.0f} chunks/s, "
+            f"peak RSS {entry['peak_rss_mb_median']:7.1f} MB"
+        )
+    bare = process.get("bare_kernel")
+    if bare:
+        print(
+            f"  bare kernel script, {bare['chunks']:,} chunks: {bare['wall_median_s']:.2f} s wall "
+            f"({bare['kernel_median_s']:.2f} s in cdist + assignment); score / bare process "
+            f"{process['score_vs_bare_process']:.2f}x, / kernel in-process "
+            f"{process['score_vs_kernel_in_process']:.2f}x"
+        )
+    for variant, stats in process.get("stickler", {}).items():
+        print(
+            f"  stickler {variant}: {stats['wall_median_s']:.2f} s wall; chatledger score "
+            f"{process[f'speedup_vs_stickler_{variant}']:.1f}x faster "
+            f"({process[f'speedup_vs_stickler_{variant}_cpu']:.1f}x in CPU time)"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=1000, help="synthetic chunks (default 1000)")
@@ -469,9 +694,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=RESULTS, help=f"JSON results (default {RESULTS})"
     )
+    parser.add_argument(
+        "--sizes",
+        default="1000,10000,100000",
+        help="chunk counts of the whole-process runs (default 1000,10000,100000; '' skips)",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "chatledger-bench-data",
+        help="where the whole-process corpora are written once and reused",
+    )
+    parser.add_argument("--source", type=Path, help="run chatledger from this source tree")
+    parser.add_argument(
+        "--process-only", action="store_true", help="only the whole-process section"
+    )
     args = parser.parse_args(argv)
     if args.chunks < 1 or args.repeats < 1:
         parser.error("--chunks and --repeats must be at least 1")
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    if args.process_only:
+        if not sizes:
+            parser.error("--process-only needs --sizes")
+        results = {
+            "benchmark": "bench_score",
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "settings": {"sizes": sizes, "repeats": args.repeats, "seed": args.seed},
+            "machine_at_start": machine(),
+            "process": bench_process(
+                sizes, args.seed, args.repeats, args.data, args.source, not args.no_peer
+            ),
+            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        }
+        print_process(results["process"])
+        _write(args.out, results)
+        return 0
 
     with tempfile.TemporaryDirectory(prefix="chatledger-bench-") as tmp:
         corpus = build_corpus(args.chunks, args.seed, Path(tmp))
@@ -489,12 +746,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             results["peer"] = {"status": "skipped", "reason": "--no-peer"}
         else:
             results["peer"] = bench_peer(corpus, args.repeats)
+        if sizes:
+            results["process"] = bench_process(
+                sizes, args.seed, args.repeats, args.data, args.source, not args.no_peer
+            )
         results["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print_table(results)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"results written to {args.out}")
+    if "process" in results:
+        print_process(results["process"])
+    _write(args.out, results)
     return 0
+
+
+def _write(out: Path, results: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"results written to {out}")
 
 
 def corpus_stats(corpus: Corpus) -> dict[str, Any]:

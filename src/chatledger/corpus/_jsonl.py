@@ -249,8 +249,11 @@ def _parse_line(
     if isinstance(raw_sample, bool) or not isinstance(raw_sample, int) or raw_sample < 0:
         return invalid(None, model, "sample", "must be an integer >= 0")
     sample = raw_sample
-    with contextlib.suppress(ValidationError):
+    usage_error: ValidationError | None = None
+    try:  # validated once: kept on an invalid line, checked after the extraction
         line_usage = Usage.model_validate(data.get("usage") or {})
+    except ValidationError as exc:
+        usage_error = exc
     if "extraction" not in data:
         return invalid(chunk_id, model, "extraction", "missing")
     raw = data["extraction"]
@@ -263,11 +266,10 @@ def _parse_line(
     except ValidationError as exc:
         where, msg = first_validation_error(exc, "extraction")
         return invalid(chunk_id, model, where, msg)
-    try:
-        usage = Usage.model_validate(data.get("usage") or {})
-    except ValidationError as exc:
-        where, msg = first_validation_error(exc, "usage")
+    if usage_error is not None:
+        where, msg = first_validation_error(usage_error, "usage")
         return invalid(chunk_id, model, where, msg)
+    usage = line_usage
     covers = data.get("covers")
     if covers is not None and (
         not isinstance(covers, list)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from array import array
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
+from pydantic import BaseModel
 
 from chatledger.core import (
     Chunk,
@@ -312,6 +313,8 @@ def unknown_ids(
 ) -> list[Problem]:
     """:func:`unknown_message_ids` given the chunk's message ids (``known``) and its id."""
     problems: list[Problem] = []
+    if not _cites_unknown(extraction, known, fields):  # the usual case: nothing to name
+        return problems
 
     def check(message_id: str, where: str) -> None:
         if message_id not in known:
@@ -344,6 +347,45 @@ def unknown_ids(
                 for j, mid in enumerate(getattr(item, "evidence", None) or ()):
                     check(mid, f"{name}.{i}.evidence.{j}")
     return problems
+
+
+def _lists_with_evidence() -> frozenset[str]:
+    """The fields of schema v3 that are lists of items carrying ``evidence``."""
+    names = []
+    for name, info in ExtractionV3.model_fields.items():
+        args = get_args(info.annotation)
+        item = args[0] if len(args) == 1 else None
+        if (
+            isinstance(item, type)
+            and issubclass(item, BaseModel)
+            and "evidence" in item.model_fields
+        ):
+            names.append(name)
+    return frozenset(names)
+
+
+_EVIDENCE_LISTS = _lists_with_evidence()
+
+
+def _cites_unknown(extraction: ExtractionV3, known: Container[str], fields: Sequence[str]) -> bool:
+    """Whether any message id :func:`unknown_ids` checks is missing from ``known``."""
+    for name in fields:
+        if name == "evidence_message_ids":
+            if any(mid not in known for mid in extraction.evidence_message_ids):
+                return True
+        elif name == "emotional_arc":
+            arc = extraction.emotional_arc
+            if arc is not None and any(p.message_id not in known for p in arc.turning_points):
+                return True
+        elif name == "conversation_phases":
+            for phase in extraction.conversation_phases:
+                if phase.start_message_id not in known or phase.end_message_id not in known:
+                    return True
+        elif name in _EVIDENCE_LISTS:
+            for item in getattr(extraction, name):
+                if any(mid not in known for mid in item.evidence):
+                    return True
+    return False
 
 
 def _no_usable_reference(
