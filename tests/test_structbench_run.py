@@ -376,19 +376,29 @@ def test_offline_demo_on_the_shipped_set(tmp_path: Path) -> None:
     assert summary["seconds"] < 10
 
 
-def test_compare_two_structbench_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_two_structbench_runs(
+    inputs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two real run directories of row B: as in the module docstring (b2 missing), then with a
+    # b2 answer that keeps the schema but gets the total wrong (DOC 1, MK 1, MV 1/2, WV 3/11):
+    #   DOC 2/4 → 3/4 (+0.25), MK 3/4 → 1 (+0.25), MV 5/8 → 6/8 (+0.125),
+    #   WV 25/44 → (1 + 1 + 3/11 + 3/11)/4 = 28/44 (+3/44); overall is WV.
     from chatledger.runs import compare_runs
 
+    lines = [json.loads(x) for x in inputs["beta"].read_text(encoding="utf-8").splitlines()]
+    b2 = {"customer": {"name": "Bo"}, "total": 8}
+    more = [*lines, {"id": "b2", "output": json.dumps(b2), "model": B_MODEL}]
+    beta_more = _write_lines(tmp_path / "beta-more.jsonl", more)
     before, after = tmp_path / "a", tmp_path / "b"
-    for folder, models in ((before, [("m", 0.5, 0.7)]), (after, [("m", 0.6, 0.65)])):
-        folder.mkdir()
-        rows = [
-            {"name": n, "DOC": d, "MK": 1.0, "MV": 0.8, "WV": w, "micro_f1": 0.9}
-            for n, d, w in models
-        ]
-        (folder / "run.json").write_text(json.dumps({"task": "structbench", "models": rows}))
-    diff = compare_runs(before, after)["models"]["m"]
-    # overall is WV: 0.65 - 0.70 = -0.05; DOC 0.6 - 0.5 = +0.1
-    assert diff["overall"]["delta"] == pytest.approx(-0.05)
-    assert diff["metrics"]["DOC"]["delta"] == pytest.approx(0.1)
-    assert diff["metrics"]["MK"]["delta"] == 0.0
+    for folder, predictions in ((before, inputs["beta"]), (after, beta_more)):
+        _cli(capsys, *_score(inputs, "--predictions", str(predictions), "--out", str(folder)))
+    compared = compare_runs(before, after)
+    (name,) = compared["models"]
+    diff = compared["models"][name]
+    assert diff["overall"]["before"] == pytest.approx(25 / 44)
+    assert diff["overall"]["delta"] == pytest.approx(3 / 44)
+    assert diff["metrics"]["DOC"]["delta"] == pytest.approx(0.25)
+    assert diff["metrics"]["MK"]["delta"] == pytest.approx(0.25)
+    assert diff["metrics"]["MV"]["delta"] == pytest.approx(0.125)
+    assert diff["metrics"]["WV"] == diff["overall"]
+    assert diff["layers"] == {} and diff["fields"] == {}

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout, styled
 
+if TYPE_CHECKING:
+    from chatledger.record import HumanGold, Interval, RunStats
 
-def _interval(entry: dict[str, Any] | None) -> str:
-    if not entry:
+
+def _interval(entry: Interval | None) -> str:
+    if entry is None:
         return "—"
-    return f"{entry['estimate']:.3f} [{entry['low']:.3f}, {entry['high']:.3f}]"
+    return f"{entry.estimate:.3f} [{entry.low:.3f}, {entry.high:.3f}]"
 
 
 @app.command("stats")
@@ -25,76 +28,88 @@ def stats_command(
     """Intervals, paired differences, rank probabilities and weight sensitivity of a run."""
     from rich.table import Table
 
-    from chatledger.runs import load_run_json
+    from chatledger.record import ConversationRun, read_run_record
 
-    run = load_run_json(run_dir)
-    stats = run.get("stats") or {}
+    record = read_run_record(run_dir)
+    # A structbench run keeps its intervals per row (its report shows them): no run statistics.
+    run = record if isinstance(record, ConversationRun) else None
+    stats = run.stats if run is not None else None
     if output_format is OutputFormat.json:
-        emit_json({"stats": stats, "human_gold": run.get("human_gold")})
+        gold = run.human_gold if run is not None else None
+        emit_json(
+            {
+                "stats": _as_json(stats),
+                "human_gold": _as_json(gold) if gold is not None else None,
+            }
+        )
         return
-    if not stats:
+    if run is None or stats is None:
         stdout.print("this run has no statistics (it was written by an older version)")
         return
-    layers = run.get("layers_run", [])
-    conf = stats.get("confidence", 0.95)
+    layers = run.layers_run
     table = Table(
-        title=f"{conf:.0%} bootstrap intervals over {stats['n_chunks']} chunks "
-        f"({stats['bootstrap_resamples']} resamples)",
+        title=f"{stats.confidence:.0%} bootstrap intervals over {stats.n_chunks} chunks "
+        f"({stats.bootstrap_resamples} resamples)",
         title_justify="left",
     )
     table.add_column("model", no_wrap=True)
     table.add_column("overall", no_wrap=True)
     for layer in layers:
         table.add_column(layer, no_wrap=True)
-    for model in run.get("leaderboard", []):
-        entries = stats["intervals"].get(model, {})
+    for model in run.leaderboard:
         table.add_row(
-            model, _interval(entries.get("overall")), *(_interval(entries.get(x)) for x in layers)
+            model,
+            _interval(stats.interval(model, "overall")),
+            *(_interval(stats.interval(model, x)) for x in layers),
         )
     stdout.print(table)
     ranks = Table(title="Probability of holding each rank (overall)", title_justify="left")
     ranks.add_column("model", no_wrap=True)
-    n_models = len(stats["rank_probabilities"])
+    n_models = len(stats.rank_probabilities)
     for rank in range(1, n_models + 1):
         ranks.add_column(f"#{rank}", justify="right")
-    for model in run.get("leaderboard", []):
-        probs = stats["rank_probabilities"].get(model, [])
+    for model in run.leaderboard:
+        probs = stats.rank_probabilities.get(model, [])
         ranks.add_row(model, *(f"{p:.2f}" for p in probs))
     stdout.print(ranks)
     diffs = Table(title="Paired differences (overall, a − b)", title_justify="left")
     for col in ("a | b", "difference", "interval", "p-value"):
         diffs.add_column(col)
-    for pair, d in stats["paired_differences"].items():
+    for pair, d in stats.paired_differences.items():
         diffs.add_row(
             pair.replace("|", " | "),
-            f"{d['difference']:+.3f}",
-            f"[{d['low']:+.3f}, {d['high']:+.3f}]",
-            f"{d['p_value']:.4f}",
+            f"{d.difference:+.3f}",
+            f"[{d.low:+.3f}, {d.high:+.3f}]",
+            f"{d.p_value:.4f}",
         )
     stdout.print(diffs)
-    sensitivity = stats.get("weight_sensitivity", {})
-    for kind in ("fields", "layers"):
-        s = sensitivity.get(kind)
-        if not s:
+    sensitivity = stats.weight_sensitivity
+    for kind, s in (("fields", sensitivity.fields), ("layers", sensitivity.layers)):
+        if s is None:
             continue
-        worst = max(s["swap_probability"].items(), key=lambda kv: kv[1], default=("—", 0.0))
+        worst = max(s.swap_probability.items(), key=lambda kv: kv[1], default=("—", 0.0))
         stdout.print(
-            f"{kind} weights (Dirichlet, concentration {s['concentration']:g}): "
-            f"Kendall τ mean {s['kendall_tau_mean']:.3f}, P(same ranking) "
-            f"{s['p_same_ranking']:.3f}, most likely swap {worst[0]} ({worst[1]:.3f})"
+            f"{kind} weights (Dirichlet, concentration {s.concentration:g}): "
+            f"Kendall τ mean {s.kendall_tau_mean:.3f}, P(same ranking) "
+            f"{s.p_same_ranking:.3f}, most likely swap {worst[0]} ({worst[1]:.3f})"
         )
-    simplex = sensitivity.get("layer_simplex")
-    if simplex:
+    simplex = sensitivity.layer_simplex
+    if simplex is not None:
         stdout.print(
-            f"layer-weight simplex (step {simplex['step']}): the configured ranking holds on "
-            f"{simplex['share_holding']:.0%} of the grid"
+            f"layer-weight simplex (step {simplex.step}): the configured ranking holds on "
+            f"{simplex.share_holding:.0%} of the grid"
         )
-    gold = run.get("human_gold")
-    if gold:
+    gold = run.human_gold
+    if gold is not None:
         stdout.print(
-            f"reference vs human gold ({gold['gold']}): composite "
-            f"{gold['reference']['composite']:.3f} on the fields the gold covers"
+            f"reference vs human gold ({gold.gold}): composite "
+            f"{gold.reference.composite:.3f} on the fields the gold covers"
         )
+
+
+def _as_json(part: RunStats | HumanGold | None) -> dict[str, Any]:
+    """A part of the record as run.json holds it (only what the file set: no added defaults)."""
+    return part.model_dump(mode="json", exclude_unset=True) if part is not None else {}
 
 
 @app.command("audit")

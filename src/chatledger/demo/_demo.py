@@ -9,7 +9,6 @@ annotations cover.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from chatledger.core import (
     RECORDED_PREFIX,
+    InputError,
     atomic_write_json,
     atomic_write_text,
     prepare_output_dir,
@@ -26,6 +26,7 @@ from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_
 from chatledger.demo._local_structbench import local_structbench
 from chatledger.demo._recorded import recorded_dir, recorded_manifest
 from chatledger.extractors import get_extractor
+from chatledger.record import ConversationRun, HumanGoldSample, read_run_record
 from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
 from chatledger.score import ScoringConfig, score_records
@@ -153,12 +154,23 @@ def human_agreement(out_dir: Path) -> list[HumanAgreement]:
     return results
 
 
-def _note_human_gold(run_json: Path, result: DemoResult) -> None:
+def _note_human_gold(run_dir: Path, result: DemoResult) -> None:
     """The demo's reference is hand-written gold; the AMI/CaSiNo agreement goes beside it."""
-    data = json.loads(run_json.read_text(encoding="utf-8"))
-    data["reference_is_human"] = True
-    data["human_gold_samples"] = result.to_dict()["human_gold"]
-    atomic_write_json(run_json, data)
+    record = read_run_record(run_dir)
+    if not isinstance(record, ConversationRun):
+        raise InputError("the demo's run is not a conversation run", path=run_dir)
+    samples = [
+        HumanGoldSample(
+            corpus=h.corpus,
+            model=OFFLINE_EXTRACTOR,
+            chunks=h.chunks,
+            composite=h.composite,
+            fields=h.fields,
+        )
+        for h in result.human
+    ]
+    noted = record.model_copy(update={"reference_is_human": True, "human_gold_samples": samples})
+    noted.write(run_dir)
 
 
 def run_demo(
@@ -167,7 +179,7 @@ def run_demo(
     config_path = prepare_demo(out_dir)
     run = execute_run(load_run_config(config_path), out_dir / "run", on_progress=on_progress)
     result = DemoResult(run=run, human=human_agreement(out_dir))
-    _note_human_gold(run.out_dir / "run.json", result)
+    _note_human_gold(run.out_dir, result)
     result.report = build_report(run.out_dir)
     if on_progress:
         on_progress("structbench: offline baseline on 1,000 emails", 0, 1)

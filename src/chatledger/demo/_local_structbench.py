@@ -12,6 +12,7 @@ from typing import Any
 
 from chatledger.core import InputError
 from chatledger.demo._recorded import recorded_dir, recorded_manifest
+from chatledger.record import METRICS, StructbenchRun, read_run_record
 from chatledger.report import build_structbench_report
 from chatledger.structbench import (
     ValidatorCache,
@@ -28,16 +29,18 @@ from chatledger.structbench import (
 class LocalStructbench:
     run_dir: Path
     report: Path
-    run: dict[str, Any]
+    run: StructbenchRun
 
     def to_dict(self) -> dict[str, Any]:
-        keys = ("name", "DOC", "MK", "MV", "WV", "micro_f1")
+        effects = self.run.strategy_vs_model
         return {
             "run": str(self.run_dir),
             "report": str(self.report),
-            "n": self.run["n"],
-            "leaderboard": [{k: m[k] for k in keys} for m in self.run["models"]],
-            "strategy_vs_model": self.run.get("strategy_vs_model"),
+            "n": self.run.n,
+            "leaderboard": [
+                {"name": m.name} | {k: m.metric(k) for k in METRICS} for m in self.run.models
+            ],
+            "strategy_vs_model": effects.model_dump(mode="json") if effects else None,
         }
 
 
@@ -70,4 +73,7 @@ def local_structbench(out_dir: Path, *, n_resamples: int = 1000) -> LocalStructb
         name=f"structbench: recorded local models on {len(documents)} emails",
         validators=ValidatorCache(),
     )
-    return LocalStructbench(run.out_dir, build_structbench_report(run.out_dir), run.run)
+    record = read_run_record(run.out_dir)
+    if not isinstance(record, StructbenchRun):
+        raise InputError("not a structbench run directory (run.json task)", path=run.out_dir)
+    return LocalStructbench(run.out_dir, build_structbench_report(run.out_dir), record)

@@ -12,6 +12,7 @@ from markupsafe import Markup
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped, unused-ignore]
 
 from chatledger.core import atomic_write_text
+from chatledger.record import Sensitivity, WeightSensitivity
 from chatledger.report import _charts as charts
 from chatledger.report import _charts_judges as judge_charts
 from chatledger.report import _charts_trust as trust_charts
@@ -97,23 +98,22 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "colours": [colours[m] for m in models],
         "labelColours": LABEL_COLOURS,
     }
-    stats = run.get("stats") or {}
-    sensitivity = stats.get("weight_sensitivity") or {}
-    config = run.get("config") or {}
-    reference = run.get("reference") or {}
+    stats = run.stats
+    sensitivity = stats.weight_sensitivity if stats is not None else None
+    settings = run.scoring_settings()
     meta = {
-        "name": run.get("name", "run"),
-        "version": run.get("chatledger_version") or "?",
-        "python": run.get("python") or "?",
-        "config_path": run.get("config_path") or "—",
-        "chunks_file": run.get("chunks_file") or "—",
-        "chunks": run.get("chunks", 0),
-        "timings": run.get("timings") or {},
-        "schema": config.get("schema") or "v3",
-        "matcher": config.get("matcher") or "token_set",
-        "reference_name": reference.get("name") or "reference",
-        "reference_file": reference.get("file") or "—",
-        "weights": run.get("layer_weights_used") or {},
+        "name": run.name,
+        "version": run.chatledger_version or "?",
+        "python": run.python or "?",
+        "config_path": run.config_path or "—",
+        "chunks_file": run.chunks_file or "—",
+        "chunks": run.chunks,
+        "timings": run.timings,
+        "schema": settings.extraction_schema,
+        "matcher": settings.matcher,
+        "reference_name": run.reference.name or "reference",
+        "reference_file": run.reference.file or "—",
+        "weights": run.layer_weights_used,
     }
     return {
         "meta": meta,
@@ -121,18 +121,18 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "colours": colours,
         "layer_colours": LAYER_COLOURS,
         "label_colours": LABEL_COLOURS,
-        "layers": [x for x in charts.LAYERS if x in run.get("layers_run", [])],
+        "layers": [x for x in charts.LAYERS if x in run.layers_run],
         "leaderboard": ctx.leaderboard(files, colours),
         "lacks": ctx.missing_parts(files),
         "gap_finding": ctx.gap_finding(files),
         "differences": ctx.adjacent_differences(files),
-        "human_gold": run.get("human_gold"),
-        "reference_is_human": bool(run.get("reference_is_human")),
-        "human_samples": run.get("human_gold_samples") or [],
+        "human_gold": run.human_gold,
+        "reference_is_human": run.reference_is_human,
+        "human_samples": run.human_gold_samples,
         "frontier": frontier,
         "stats": stats,
-        "sensitivity": sensitivity,
-        "simplex": sensitivity.get("layer_simplex"),
+        "sensitivity": _sensitivity(sensitivity),
+        "simplex": sensitivity.layer_simplex if sensitivity is not None else None,
         "charts": {k: c for k, c in figures.items()},
         "judge": ctx.judge_tables(files),
         "consumers": ctx.consumer_names(files),
@@ -150,6 +150,14 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "js": _static("common.js", "report.js"),
         "plotly_js": _plotly_bundle(),
     }
+
+
+def _sensitivity(found: WeightSensitivity | None) -> dict[str, Sensitivity]:
+    """The re-drawn weight kinds the run has (``fields``, ``layers``), for the stat cards."""
+    if found is None:
+        return {}
+    kinds = {"fields": found.fields, "layers": found.layers}
+    return {kind: s for kind, s in kinds.items() if s is not None}
 
 
 def render_report(run_dir: Path) -> str:

@@ -13,6 +13,7 @@ import plotly.graph_objects as go  # type: ignore[import-untyped, unused-ignore]
 import plotly.io as pio  # type: ignore[import-untyped, unused-ignore]
 
 from chatledger.core import SCHEMA_FIELDS
+from chatledger.record import Interval
 from chatledger.report._load import RunFiles
 from chatledger.report._style import LAYER_COLOURS, SCORE_SCALE, axis, base_layout, plot_text
 
@@ -32,9 +33,10 @@ def figure_json(fig: go.Figure) -> dict[str, Any]:
     return data
 
 
-def interval(files: RunFiles, model: str, key: str) -> dict[str, float] | None:
-    entry = ((files.run.get("stats") or {}).get("intervals") or {}).get(model, {}).get(key)
-    return entry if isinstance(entry, dict) else None
+def interval(files: RunFiles, model: str, key: str) -> Interval | None:
+    """The bootstrap interval of ``key`` (``overall``, a layer, ``extraction.<field>``)."""
+    stats = files.run.stats
+    return stats.interval(model, key) if stats is not None else None
 
 
 def _fmt_components(components: dict[str, float]) -> str:
@@ -42,9 +44,9 @@ def _fmt_components(components: dict[str, float]) -> str:
 
 
 def schema_fields(files: RunFiles) -> list[str]:
-    schema = (files.run.get("config") or {}).get("schema", "v3")
+    schema = files.run.scoring_settings().extraction_schema
     fields = list(SCHEMA_FIELDS.get(schema, SCHEMA_FIELDS["v3"]))
-    present = {f for m in files.run["models"] for f in m.get("fields", {})}
+    present = {f for m in files.run.models for f in m.fields}
     return [f for f in fields if f in present]
 
 
@@ -59,12 +61,12 @@ def fingerprint(files: RunFiles) -> Chart:
         model = files.model(name)
         row, texts = [], []
         for f in fields:
-            value = model["fields"].get(f)
+            value = model.fields.get(f)
             row.append(value)
-            parts = [_fmt_components(model.get("field_components", {}).get(f, {}))]
+            parts = [_fmt_components(model.field_components.get(f, {}))]
             ci = interval(files, name, f"extraction.{f}")
             if ci:
-                parts.insert(0, f"interval [{ci['low']:.3f}, {ci['high']:.3f}]")
+                parts.insert(0, f"interval [{ci.low:.3f}, {ci.high:.3f}]")
             texts.append("<br>".join(p for p in parts if p))
         z.append(row)
         hover.append(texts)
@@ -98,7 +100,7 @@ def fingerprint(files: RunFiles) -> Chart:
 
 def layer_gap(files: RunFiles) -> Chart:
     """Grouped bars: each layer's composite per model, with its bootstrap interval."""
-    layers = [x for x in LAYERS if x in files.run.get("layers_run", [])]
+    layers = [x for x in LAYERS if x in files.run.layers_run]
     if len(layers) < 2:
         only = layers[0] if layers else "none"
         return Chart(note=f"Only one layer ran ({only}): there is no gap between layers to show.")
@@ -107,11 +109,11 @@ def layer_gap(files: RunFiles) -> Chart:
     for layer in layers:
         values, plus, minus = [], [], []
         for name in models:
-            value = files.model(name)["layers"].get(layer)
+            value = files.model(name).layers.get(layer)
             ci = interval(files, name, layer)
             values.append(value)
-            plus.append(max(0.0, ci["high"] - value) if ci and value is not None else 0.0)
-            minus.append(max(0.0, value - ci["low"]) if ci and value is not None else 0.0)
+            plus.append(max(0.0, ci.high - value) if ci and value is not None else 0.0)
+            minus.append(max(0.0, value - ci.low) if ci and value is not None else 0.0)
         fig.add_trace(
             go.Bar(
                 name=layer,
@@ -161,7 +163,7 @@ def pareto_frontier(points: list[tuple[str, float, float]]) -> list[str]:
 def pareto_scatter(
     points: list[tuple[str, float, float]],
     frontier: list[str],
-    intervals: dict[str, dict[str, float] | None],
+    intervals: dict[str, Interval | None],
     colours: dict[str, str],
     label: str,
     unit: str,
@@ -204,8 +206,8 @@ def pareto_scatter(
                 },
                 error_y={
                     "type": "data",
-                    "array": [max(0.0, ci["high"] - y)] if ci else [0.0],
-                    "arrayminus": [max(0.0, y - ci["low"])] if ci else [0.0],
+                    "array": [max(0.0, ci.high - y)] if ci else [0.0],
+                    "arrayminus": [max(0.0, y - ci.low)] if ci else [0.0],
                     "color": colours[name],
                     "thickness": 1,
                 },
@@ -234,9 +236,9 @@ def pareto_scatter(
 def cost_quality(files: RunFiles, colours: dict[str, str]) -> tuple[Chart, list[str]]:
     """Overall composite against cost per chunk (or latency when no model has a cost)."""
     models = files.model_names
-    usage = {m: files.model(m).get("usage") or {} for m in models}
-    costs = {m: float(u.get("cost_per_chunk_usd") or 0.0) for m, u in usage.items()}
-    latency = {m: float(u.get("latency_per_chunk_s") or 0.0) for m, u in usage.items()}
+    usage = {m: files.model(m).usage for m in models}
+    costs = {m: u.cost_per_chunk_usd for m, u in usage.items()}
+    latency = {m: u.latency_per_chunk_s for m, u in usage.items()}
     if any(v > 0 for v in costs.values()):
         label, unit = "cost per chunk (USD)", "$"
         known = dict(costs)  # a cost of 0 next to priced models is a free model: plot it
@@ -254,7 +256,7 @@ def cost_quality(files: RunFiles, colours: dict[str, str]) -> tuple[Chart, list[
             [],
         )
     left_out = [m for m in models if m not in known]
-    points = [(m, known[m], files.model(m)["overall"]) for m in models if m in known]
+    points = [(m, known[m], files.model(m).overall) for m in models if m in known]
     if len(points) < 2:
         only = ", ".join(f"{m}: {v:.4g} {unit}" for m, v, _ in points) or "none"
         return (

@@ -13,7 +13,7 @@ from chatledger.runs import RUN_LEVEL
 
 def judge_distribution(files: RunFiles, colours: dict[str, str]) -> Chart:
     """Per-chunk judge composites per model (box with every chunk as a point)."""
-    if "judge" not in files.run.get("layers_run", []):
+    if "judge" not in files.run.layers_run:
         return Chart(note="No judge layer in this run.")
     chunk_ids = [c.chunk_id for c in files.chunks] if files.chunks else []
     index = {cid: i for i, cid in enumerate(chunk_ids)}
@@ -61,7 +61,7 @@ def judge_distribution(files: RunFiles, colours: dict[str, str]) -> Chart:
 def label_breakdown(files: RunFiles) -> Chart:
     """Stacked bars: the share of each model's judged items under each issue label."""
     models = [
-        m for m in files.model_names if (files.model(m).get("judge") or {}).get("label_counts")
+        m for m in files.model_names if (judge := files.model(m).judge) and judge.label_counts
     ]
     if not models:
         return Chart(note="No issue labels: there is no judge layer, or no item was judged.")
@@ -69,8 +69,8 @@ def label_breakdown(files: RunFiles) -> Chart:
     order = [x for x in LABEL_COLOURS if x in ISSUE_LABELS]
     order += [x for x in ISSUE_LABELS if x not in order]
     for label in order:
-        counts = [files.model(m)["judge"]["label_counts"].get(label, 0) for m in models]
-        totals = [sum(files.model(m)["judge"]["label_counts"].values()) or 1 for m in models]
+        counts = [_label_counts(files, m).get(label, 0) for m in models]
+        totals = [sum(_label_counts(files, m).values()) or 1 for m in models]
         fig.add_trace(
             go.Bar(
                 name=label.replace("_", " "),
@@ -95,3 +95,8 @@ def label_breakdown(files: RunFiles) -> Chart:
         )
     )
     return Chart(figure_json(fig))
+
+
+def _label_counts(files: RunFiles, model: str) -> dict[str, int]:
+    judge = files.model(model).judge
+    return judge.label_counts if judge is not None else {}

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import plotly.graph_objects as go  # type: ignore[import-untyped, unused-ignore]
 from plotly.subplots import make_subplots  # type: ignore[import-untyped, unused-ignore]
 
+from chatledger.record import SimplexPoint, WeightSensitivity
 from chatledger.report._charts import Chart, figure_json
 from chatledger.report._load import RunFiles
 from chatledger.report._style import BREAKS_COLOUR, HOLDS_COLOUR, axis, base_layout, plot_text
@@ -20,15 +20,17 @@ def _pair_label(pair: str) -> str:
 
 def swap_probabilities(files: RunFiles) -> Chart:
     """Horizontal bars: the probability that two models swap under re-drawn weights."""
-    sensitivity = ((files.run.get("stats") or {}).get("weight_sensitivity")) or {}
-    kinds = [(k, sensitivity[k]) for k in ("fields", "layers") if sensitivity.get(k)]
+    stats = files.run.stats
+    sensitivity = stats.weight_sensitivity if stats is not None else WeightSensitivity()
+    found = (("fields", sensitivity.fields), ("layers", sensitivity.layers))
+    kinds = [(k, s) for k, s in found if s is not None]
     if not kinds:
         return Chart(note="No weight sensitivity in this run (it needs at least two models).")
-    every = {p for _, s in kinds for p in s["swap_probability"]}
-    worst = {p: max(s["swap_probability"].get(p, 0.0) for _, s in kinds) for p in every}
+    every = {p for _, s in kinds for p in s.swap_probability}
+    worst = {p: max(s.swap_probability.get(p, 0.0) for _, s in kinds) for p in every}
     pairs = sorted((p for p in every if worst[p] > 0), key=lambda p: (worst[p], p))
     steady = len(every) - len(pairs)
-    draws = max(s.get("n_draws", 0) for _, s in kinds)
+    draws = max(s.n_draws for _, s in kinds)
     if not pairs:
         return Chart(note=f"No pair of models swapped places in any of the {draws} draws.")
     note = (
@@ -43,7 +45,7 @@ def swap_probabilities(files: RunFiles) -> Chart:
             go.Bar(
                 name=f"{kind[:-1]} weights re-drawn",
                 y=[_pair_label(p) for p in pairs],
-                x=[s["swap_probability"].get(p, 0.0) for p in pairs],
+                x=[s.swap_probability.get(p, 0.0) for p in pairs],
                 orientation="h",
                 marker_color=colours[kind],
                 hovertemplate="%{y}: P(swap) = %{x:.3f}<extra>" + kind + "</extra>",
@@ -68,24 +70,25 @@ def _ranking_text(ranking: list[str]) -> str:
 
 def layer_simplex(files: RunFiles) -> Chart:
     """Where on the layer-weight simplex the configured ranking holds (ternary or line)."""
-    grid = ((files.run.get("stats") or {}).get("weight_sensitivity") or {}).get("layer_simplex")
-    if not grid:
+    stats = files.run.stats
+    grid = stats.weight_sensitivity.layer_simplex if stats is not None else None
+    if grid is None:
         return Chart(
             note="No layer-weight map: it needs at least two layers and two models in the run."
         )
-    layers: list[str] = grid["layers"]
-    configured = files.run.get("layer_weights_used") or {}
-    points = grid["points"]
+    layers = grid.layers
+    configured = files.run.layer_weights_used
+    points = grid.points
     groups = [
-        ("configured ranking holds", HOLDS_COLOUR, [p for p in points if p["holds"]]),
-        ("ranking changes", BREAKS_COLOUR, [p for p in points if not p["holds"]]),
+        ("configured ranking holds", HOLDS_COLOUR, [p for p in points if p.holds]),
+        ("ranking changes", BREAKS_COLOUR, [p for p in points if not p.holds]),
     ]
 
-    def hover(group: list[dict[str, Any]]) -> list[str]:
+    def hover(group: list[SimplexPoint]) -> list[str]:
         return [
-            "<br>".join(f"{k} {v:.2f}" for k, v in p["weights"].items())
+            "<br>".join(f"{k} {v:.2f}" for k, v in p.weights.items())
             + "<br>"
-            + _ranking_text(p["ranking"])
+            + _ranking_text(p.ranking)
             for p in group
         ]
 
@@ -95,9 +98,9 @@ def layer_simplex(files: RunFiles) -> Chart:
         for name, colour, group in groups:
             fig.add_trace(
                 go.Scatterternary(
-                    a=[p["weights"][a] for p in group],
-                    b=[p["weights"][b] for p in group],
-                    c=[p["weights"][c] for p in group],
+                    a=[p.weights[a] for p in group],
+                    b=[p.weights[b] for p in group],
+                    c=[p.weights[c] for p in group],
                     mode="markers",
                     name=name,
                     marker={"color": colour, "size": 9, "symbol": "hexagon"},
@@ -135,7 +138,7 @@ def layer_simplex(files: RunFiles) -> Chart:
         for name, colour, group in groups:
             fig.add_trace(
                 go.Scatter(
-                    x=[p["weights"][first] for p in group],
+                    x=[p.weights[first] for p in group],
                     y=[1] * len(group),
                     mode="markers",
                     name=name,
@@ -169,7 +172,7 @@ def layer_simplex(files: RunFiles) -> Chart:
 
 def calibration(files: RunFiles, colours: dict[str, str]) -> Chart:
     """Reliability diagram per model: accuracy per confidence bin, n above each bar."""
-    models = [m for m in files.model_names if files.model(m).get("calibration")]
+    models = [m for m in files.model_names if files.model(m).calibration]
     if not models:
         return Chart(
             note="No calibration data: no model stated item confidences, or there was no "
@@ -179,7 +182,7 @@ def calibration(files: RunFiles, colours: dict[str, str]) -> Chart:
     rows = math.ceil(len(models) / cols)
     titles = []
     for m in models:
-        conf = files.model(m).get("field_components", {}).get("confidence", {})
+        conf = files.model(m).field_components.get("confidence", {})
         ece, n = conf.get("ece"), conf.get("n_items")
         extra = f" — ECE {ece:.3f}, n = {int(n)}" if ece is not None and n is not None else ""
         titles.append(f"{plot_text(m)}{extra}")
@@ -193,7 +196,7 @@ def calibration(files: RunFiles, colours: dict[str, str]) -> Chart:
     )
     for k, name in enumerate(models):
         r, c = k // cols + 1, k % cols + 1
-        bins = files.model(name)["calibration"]
+        bins = files.model(name).calibration
         fig.add_trace(
             go.Scatter(
                 x=[0, 1],
@@ -208,15 +211,15 @@ def calibration(files: RunFiles, colours: dict[str, str]) -> Chart:
         )
         fig.add_trace(
             go.Bar(
-                x=[(b["low"] + b["high"]) / 2 for b in bins],
-                y=[b["accuracy"] for b in bins],
-                width=[b["high"] - b["low"] for b in bins],
+                x=[(b.low + b.high) / 2 for b in bins],
+                y=[b.accuracy for b in bins],
+                width=[b.high - b.low for b in bins],
                 marker={"color": colours[name], "line": {"color": "#ffffff", "width": 1}},
-                text=[str(int(b["n"])) for b in bins],
+                text=[str(int(b.n)) for b in bins],
                 textposition="outside",
                 textfont={"size": 10, "color": "#52606d"},
                 constraintext="none",
-                customdata=[[b["low"], b["high"], b["confidence"], int(b["n"])] for b in bins],
+                customdata=[[b.low, b.high, b.confidence, int(b.n)] for b in bins],
                 hovertemplate=(
                     "confidence (%{customdata[0]:.1f}, %{customdata[1]:.1f}]<br>"
                     "mean confidence %{customdata[2]:.2f}<br>accuracy %{y:.2f}"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatledger.core import RECORDED_PREFIX
-from chatledger.report._charts import LAYERS
+from chatledger.report._charts import LAYERS, interval
 from chatledger.report._load import RunFiles
 from chatledger.score import DegenerateOutputs
 from chatledger.simulate import SIMULATED_PREFIX
@@ -73,51 +73,50 @@ def degenerate_rows(files: RunFiles) -> list[DegenerateRow]:
     """Per model, the degenerate-output counts (runs written before they existed have none)."""
     rows = []
     for name in files.model_names:
-        stored = files.model(name).get("degenerate")
-        if stored:
-            rows.append(DegenerateRow(name, DegenerateOutputs.model_validate(stored)))
+        stored = files.model(name).degenerate
+        if stored is not None:
+            rows.append(DegenerateRow(name, stored))
     return rows
 
 
 def _estimate(files: RunFiles, model: str, key: str, value: float | None) -> Estimate:
-    entry = ((files.run.get("stats") or {}).get("intervals") or {}).get(model, {}).get(key)
-    if not entry:
+    entry = interval(files, model, key)
+    if entry is None:
         return Estimate(value)
-    return Estimate(value, entry.get("low"), entry.get("high"))
+    return Estimate(value, entry.low, entry.high)
 
 
 def leaderboard(files: RunFiles, colours: dict[str, str]) -> list[LeaderRow]:
-    stats = files.run.get("stats") or {}
-    ranks = stats.get("rank_probabilities") or {}
-    gold = (files.run.get("human_gold") or {}).get("models") or {}
-    priced = any(
-        (files.model(m).get("usage") or {}).get("cost_usd", 0) > 0 for m in files.model_names
-    )
+    run = files.run
+    ranks = run.stats.rank_probabilities if run.stats is not None else {}
+    gold = run.human_gold.models if run.human_gold is not None else {}
+    priced = any(files.model(m).usage.cost_usd > 0 for m in files.model_names)
     rows = []
     for rank, name in enumerate(files.model_names, start=1):
         model = files.model(name)
-        usage = model.get("usage") or {}
-        latency = usage.get("latency_per_chunk_s") or 0.0
+        usage = model.usage
+        latency = usage.latency_per_chunk_s
         probs = ranks.get(name)
+        gold_scores = gold.get(name)
         rows.append(
             LeaderRow(
                 rank=rank,
                 name=name,
                 colour=colours[name],
                 simulated=is_simulated(name),
-                overall=_estimate(files, name, "overall", model.get("overall")),
+                overall=_estimate(files, name, "overall", model.overall),
                 layers={
-                    layer: _estimate(files, name, layer, model["layers"].get(layer))
+                    layer: _estimate(files, name, layer, model.layers.get(layer))
                     for layer in LAYERS
-                    if layer in files.run.get("layers_run", [])
+                    if layer in run.layers_run
                 },
-                validity_rate=float(model.get("validity_rate", 0.0)),
-                invalid=int(model.get("invalid", 0)),
-                missing=int(model.get("missing", 0)),
-                cost_per_chunk=usage.get("cost_per_chunk_usd") if priced else None,
+                validity_rate=model.validity_rate,
+                invalid=model.invalid,
+                missing=model.missing,
+                cost_per_chunk=usage.cost_per_chunk_usd if priced else None,
                 latency_per_chunk=latency if latency > 0 else None,
                 rank_probability=probs[rank - 1] if probs and len(probs) >= rank else None,
-                gold_composite=(gold.get(name) or {}).get("composite"),
+                gold_composite=gold_scores.composite if gold_scores is not None else None,
             )
         )
     return rows
@@ -126,22 +125,19 @@ def leaderboard(files: RunFiles, colours: dict[str, str]) -> list[LeaderRow]:
 def missing_parts(files: RunFiles) -> list[str]:
     """Plain sentences for everything this run does not have (shown at the top)."""
     run = files.run
-    layers = run.get("layers_run", [])
+    layers = run.layers_run
     out = [f"No {layer} layer in this run." for layer in LAYERS if layer not in layers]
-    if run.get("renormalisation"):
-        out.append(str(run["renormalisation"]).capitalize() + ".")
-    if not run.get("human_gold") and not run.get("reference_is_human"):
+    if run.renormalisation:
+        out.append(run.renormalisation.capitalize() + ".")
+    if run.human_gold is None and not run.reference_is_human:
         out.append(
             "No human gold: how far the reference itself is from human annotations is unknown."
         )
-    usage = [files.model(m).get("usage") or {} for m in files.model_names]
-    if not any(u.get("cost_usd", 0) > 0 for u in usage):
+    if not any(files.model(m).usage.cost_usd > 0 for m in files.model_names):
         out.append("No cost data: no model reports a cost (offline or simulated models).")
-    if "judge" in layers:
-        judges = (run.get("config") or {}).get("judges") or []
-        if len(judges) < 2:
-            out.append("One judge only: panel agreement (α, κ) needs at least two judges.")
-    if not run.get("stats"):
+    if "judge" in layers and len(run.judges) < 2:
+        out.append("One judge only: panel agreement (α, κ) needs at least two judges.")
+    if run.stats is None:
         out.append("No statistics: this run has no bootstrap intervals or weight sensitivity.")
     if any(is_simulated(m) for m in files.model_names):
         out.append(
@@ -154,12 +150,12 @@ def missing_parts(files: RunFiles) -> list[str]:
 
 def gap_finding(files: RunFiles) -> str | None:
     """The model with the widest spread between its layers, in one sentence."""
-    layers = [x for x in LAYERS if x in files.run.get("layers_run", [])]
+    layers = [x for x in LAYERS if x in files.run.layers_run]
     if len(layers) < 2:
         return None
     best: tuple[float, str, str, float, str, float] | None = None
     for name in files.model_names:
-        values = files.model(name)["layers"]
+        values = files.model(name).layers
         present = [(layer, values[layer]) for layer in layers if layer in values]
         if len(present) < 2:
             continue
@@ -179,7 +175,7 @@ def gap_finding(files: RunFiles) -> str | None:
 
 def adjacent_differences(files: RunFiles) -> list[dict[str, Any]]:
     """Paired bootstrap differences between neighbours on the leaderboard."""
-    diffs = (files.run.get("stats") or {}).get("paired_differences") or {}
+    diffs = files.run.stats.paired_differences if files.run.stats is not None else {}
     names = files.model_names
     out = []
     for a, b in itertools.pairwise(names):
@@ -188,15 +184,15 @@ def adjacent_differences(files: RunFiles) -> list[dict[str, Any]]:
             entry, sign = diffs.get(f"{b}|{a}"), -1.0
         if entry is None:
             continue
-        low, high = sign * entry["low"], sign * entry["high"]
+        low, high = sign * entry.low, sign * entry.high
         out.append(
             {
                 "a": a,
                 "b": b,
-                "difference": sign * entry["difference"],
+                "difference": sign * entry.difference,
                 "low": min(low, high),
                 "high": max(low, high),
-                "p_value": entry.get("p_value"),
+                "p_value": entry.p_value,
                 "clear": min(low, high) > 0,
             }
         )
@@ -271,7 +267,7 @@ def downstream_views(files: RunFiles) -> dict[str, list[ConsumerView]]:
 def consumer_names(files: RunFiles) -> list[str]:
     names: list[str] = []
     for name in files.model_names:
-        for consumer in files.model(name).get("consumers") or {}:
+        for consumer in files.model(name).consumers:
             if consumer not in names:
                 names.append(consumer)
     return names
@@ -299,30 +295,34 @@ def chunk_index(files: RunFiles) -> list[dict[str, Any]]:
 
 def judge_tables(files: RunFiles) -> dict[str, Any]:
     """Per model: panel composite, each judge's composite, unscored counts, agreement."""
-    judges = [j.get("name", "?") for j in (files.run.get("config") or {}).get("judges") or []]
+    judges = [j.name for j in files.run.judges]
     rows = []
     agreement = []
     for name in files.model_names:
-        judge = files.model(name).get("judge") or {}
-        if not judge:
+        judge = files.model(name).judge
+        if judge is None:
             continue
         rows.append(
             {
                 "name": name,
-                "composite": judge.get("composite"),
-                "per_judge": judge.get("per_judge") or {},
-                "unscored": judge.get("unscored") or {},
-                "unusable": judge.get("unusable_chunks", 0),
-                "labels": sum((judge.get("label_counts") or {}).values()),
+                "composite": judge.composite,
+                "per_judge": judge.per_judge,
+                "unscored": judge.unscored,
+                "unusable": judge.unusable_chunks,
+                "labels": sum(judge.label_counts.values()),
             }
         )
-        agree = judge.get("agreement") or {}
-        if agree:
+        if judge.agreement:
             agreement.append(
                 {
                     "name": name,
-                    "alpha": agree.get("alpha") or {},
-                    "kappa": agree.get("kappa") or {},
+                    "alpha": _mapping(judge.agreement.get("alpha")),
+                    "kappa": _mapping(judge.agreement.get("kappa")),
                 }
             )
     return {"judges": judges, "rows": rows, "agreement": agreement}
+
+
+def _mapping(value: object) -> dict[str, object]:
+    """A block of the panel's agreement (α per score, κ per pair); {} when it has none."""
+    return value if isinstance(value, dict) else {}

@@ -51,11 +51,11 @@ def _item(item: Item, s: StringTable) -> list[Any]:
 
 def scoring_config(files: RunFiles) -> ScoringConfig:
     """The run's own matcher, thresholds and schema (weights do not change any pairing)."""
-    config = files.run.get("config") or {}
-    data: dict[str, Any] = {"matcher": config.get("matcher", "token_set")}
-    if config.get("thresholds"):
-        data["thresholds"] = config["thresholds"]
-    return ScoringConfig.from_mapping(data, schema_version=config.get("schema", "v3"))
+    settings = files.run.scoring_settings()
+    data: dict[str, Any] = {"matcher": settings.matcher}
+    if settings.thresholds:
+        data["thresholds"] = settings.thresholds
+    return ScoringConfig.from_mapping(data, schema_version=settings.extraction_schema)
 
 
 def _labels(files: RunFiles) -> dict[tuple[str, str], list[dict[str, Any]]]:

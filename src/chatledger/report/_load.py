@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatledger.core import ChatLedgerError, Chunk
+from chatledger.core import ChatLedgerError, Chunk, InputError
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
-from chatledger.runs import RUN_LEVEL, load_run_json, read_score_table
+from chatledger.record import ConversationRun, ModelResult, read_run_record
+from chatledger.runs import RUN_LEVEL, read_score_table
 
 ScoreKey = tuple[str, str, str, str, str]  # model, chunk_id, layer, field, component
 
@@ -23,7 +24,7 @@ class RunFiles:
     """
 
     run_dir: Path
-    run: dict[str, Any]
+    run: ConversationRun
     scores: dict[ScoreKey, float] = field(default_factory=dict)
     downstream: dict[str, Any] | None = None
     judgements: list[dict[str, Any]] = field(default_factory=list)
@@ -35,12 +36,10 @@ class RunFiles:
     @property
     def model_names(self) -> list[str]:
         """Models in leaderboard order (best first)."""
-        names = [m["name"] for m in self.run.get("models", [])]
-        order = [n for n in self.run.get("leaderboard", []) if n in names]
-        return order + [n for n in names if n not in order]
+        return self.run.model_names
 
-    def model(self, name: str) -> dict[str, Any]:
-        return next(m for m in self.run["models"] if m["name"] == name)
+    def model(self, name: str) -> ModelResult:
+        return self.run.model(name)
 
     def chunk_value(self, model: str, chunk_id: str, layer: str, fname: str) -> float | None:
         return self.scores.get((model, chunk_id, layer, fname, "score"))
@@ -51,7 +50,11 @@ class RunFiles:
 
 def load_run_files(run_dir: Path) -> RunFiles:
     """Read ``run.json`` (required) and whatever else of the run can be read."""
-    run = load_run_json(run_dir)
+    run = read_run_record(run_dir)
+    if not isinstance(run, ConversationRun):
+        raise InputError(
+            "a structbench run directory: its report is build_structbench_report's", path=run_dir
+        )
     files = RunFiles(run_dir=run_dir, run=run)
     scores_path = run_dir / "scores.parquet"
     if scores_path.is_file():
@@ -89,8 +92,7 @@ def _first_file(paths: list[Path]) -> Path | None:
 
 def _load_inputs(files: RunFiles) -> None:
     run, run_dir = files.run, files.run_dir
-    config = run.get("config") or {}
-    chunks_path = _first_file(_candidates(run_dir, run.get("chunks_file"), config.get("chunks")))
+    chunks_path = _first_file(_candidates(run_dir, run.chunks_file, run.chunks_configured))
     if chunks_path is None:
         files.notes.append(
             "The run's chunks file cannot be found, so the drill-down is not available."
@@ -100,16 +102,15 @@ def _load_inputs(files: RunFiles) -> None:
             files.chunks = read_chunks(chunks_path)
         except ChatLedgerError as exc:
             files.notes.append(f"The chunks file cannot be read ({exc}); no drill-down.")
-    ref_conf = (config.get("reference") or {}).get("file")
-    ref_path = _first_file(_candidates(run_dir, (run.get("reference") or {}).get("file"), ref_conf))
+    reference = run.reference
+    ref_path = _first_file(_candidates(run_dir, reference.file, reference.configured_file))
     if ref_path is None:
         files.notes.append("The reference's extraction file cannot be found: no drill-down.")
     else:
         files.reference = read_extractions(ref_path)
-    configured = {c.get("name"): c.get("file") for c in config.get("challengers") or []}
-    for model in run.get("models", []):
-        name = model["name"]
-        path = _first_file(_candidates(run_dir, model.get("file"), configured.get(name)))
+    for model in run.models:
+        name = model.name
+        path = _first_file(_candidates(run_dir, model.file, model.configured_file))
         if path is None:
             files.notes.append(f"The extraction file of {name} cannot be found.")
             continue

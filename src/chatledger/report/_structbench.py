@@ -17,13 +17,12 @@ from typing import Any
 import plotly  # type: ignore[import-untyped, unused-ignore]
 
 from chatledger.core import InputError, atomic_write_text
+from chatledger.record import StructbenchRow, StructbenchRun, read_run_record
 from chatledger.report import _structbench_charts as charts
 from chatledger.report._build import REPORT_FILE, _environment, _plotly_bundle, _static
 from chatledger.report._context import Estimate
 from chatledger.report._embed import script_json
 from chatledger.report._style import OUTPUT_KIND_COLOURS, model_colours
-from chatledger.runs import load_run_json
-from chatledger.stats import StrategyVsModel
 
 STRUCTBENCH_TASK = "structbench"
 DRILLDOWN_FILE = "drilldown.json"
@@ -35,27 +34,25 @@ KIND_ORDER = tuple(OUTPUT_KIND_COLOURS)
 def run_task(run_dir: str | Path) -> str:
     """``"structbench"`` or ``"conversation"`` (a run.json without ``task`` is a conversation
     run, as every run directory was before structbench had one)."""
-    task = load_run_json(run_dir).get("task")
-    return str(task) if task else "conversation"
+    return read_run_record(run_dir).task
 
 
 @dataclass
 class StructRunFiles:
     run_dir: Path
-    run: dict[str, Any]
+    run: StructbenchRun
     drill: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[StructbenchRow]:
         """Rows in leaderboard order (run.json keeps them so)."""
-        rows: list[dict[str, Any]] = self.run["models"]
-        return rows
+        return self.run.models
 
 
 def load_structbench_run(run_dir: Path) -> StructRunFiles:
-    run = load_run_json(run_dir)
-    if run.get("task") != STRUCTBENCH_TASK:
+    run = read_run_record(run_dir)
+    if not isinstance(run, StructbenchRun):
         raise InputError("not a structbench run directory (run.json task)", path=run_dir)
     files = StructRunFiles(run_dir=run_dir, run=run)
     drill_path = run_dir / DRILLDOWN_FILE
@@ -66,35 +63,41 @@ def load_structbench_run(run_dir: Path) -> StructRunFiles:
     return files
 
 
-def _estimate(row: dict[str, Any], metric: str) -> Estimate:
-    ci = (row.get("intervals") or {}).get(metric)
-    if not isinstance(ci, dict):
-        return Estimate(row.get(metric))
-    return Estimate(row.get(metric), ci.get("low"), ci.get("high"))
+def _estimate(row: StructbenchRow, metric: str) -> Estimate:
+    ci = row.intervals.get(metric)
+    if ci is None:
+        return Estimate(row.metric(metric))
+    return Estimate(row.metric(metric), ci.low, ci.high)
+
+
+def _cost(row: StructbenchRow) -> float:
+    return row.usage.cost_usd if row.usage is not None else 0.0
 
 
 def leaderboard(files: StructRunFiles, colours: dict[str, str]) -> list[dict[str, Any]]:
-    ranks = (files.run.get("rank_probabilities") or {}).get("rows") or {}
-    priced = any((r.get("usage") or {}).get("cost_usd", 0) > 0 for r in files.rows)
+    ranks = files.run.rank_probabilities.rows
+    priced = any(_cost(r) > 0 for r in files.rows)
     out = []
     for rank, row in enumerate(files.rows, start=1):
-        usage = row.get("usage") or {}
-        probs = ranks.get(row["name"])
-        latency = usage.get("latency_per_document_s") or 0.0
-        n = int(row.get("n") or 0)
+        usage = row.usage
+        probs = ranks.get(row.name)
+        latency = usage.latency_per_document_s if usage is not None else 0.0
+        n = row.n
         out.append(
             {
                 "rank": rank,
-                "name": row["name"],
-                "colour": colours[row["name"]],
+                "name": row.name,
+                "colour": colours[row.name],
                 "metrics": {m: _estimate(row, m) for m in charts.METRICS},
                 "rank_probability": probs[rank - 1] if probs and len(probs) >= rank else None,
                 "n": n,
-                "missing": int((row.get("bad_output_counts") or {}).get("missing", 0)),
-                "clean_share": row.get("clean_outputs", 0) / n if n else None,
-                "cost_per_document": usage.get("cost_per_document_usd") if priced else None,
+                "missing": row.bad_output_counts.get("missing", 0),
+                "clean_share": row.clean_outputs / n if n else None,
+                "cost_per_document": (
+                    usage.cost_per_document_usd if priced and usage is not None else None
+                ),
                 "latency_per_document": latency if latency > 0 else None,
-                "tokens_per_document": usage.get("tokens_per_document") or None,
+                "tokens_per_document": (usage.tokens_per_document or None) if usage else None,
             }
         )
     return out
@@ -103,16 +106,16 @@ def leaderboard(files: StructRunFiles, colours: dict[str, str]) -> list[dict[str
 def missing_parts(files: StructRunFiles) -> list[str]:
     run, rows = files.run, files.rows
     out = []
-    if not (run.get("settings") or {}).get("resamples"):
+    if not run.settings.resamples:
         out.append("No statistics: intervals, paired differences and ranks were turned off.")
     if len(rows) < 2:
         out.append("One row only: paired differences and rank probabilities need two or more.")
-    if not any((r.get("usage") or {}).get("cost_usd", 0) > 0 for r in rows):
+    if not any(_cost(r) > 0 for r in rows):
         out.append("No cost data: no prediction reports a cost (offline baselines or no usage).")
-    for f in run.get("prediction_files") or []:
-        if f.get("unknown_ids"):
+    for f in run.prediction_files:
+        if f.unknown_ids:
             out.append(
-                f"{f['unknown_ids']} prediction(s) in {Path(f['path']).name} name documents "
+                f"{f.unknown_ids} prediction(s) in {Path(f.path).name} name documents "
                 "that are not in the dataset; they were ignored."
             )
     out.extend(files.notes)
@@ -172,19 +175,14 @@ def drill_rows(files: StructRunFiles) -> list[dict[str, Any]]:
     ]
 
 
-def _effects(run: dict[str, Any]) -> StrategyVsModel | None:
-    stored = run.get("strategy_vs_model")
-    return StrategyVsModel.model_validate(stored) if stored else None
-
-
 def structbench_context(files: StructRunFiles) -> dict[str, Any]:
     """Everything the template needs (charts as figure dicts, tables as plain data)."""
     run, rows = files.run, files.rows
-    names = [r["name"] for r in rows]
+    names = [r.name for r in rows]
     colours = model_colours(names)
     cost_chart, frontier = charts.cost_quality(rows, colours)
-    strategy_chart, strategy_colours = charts.by_strategy(run.get("by_strategy") or {})
-    pairs = (run.get("paired_differences") or {}).get("pairs") or []
+    strategy_chart, strategy_colours = charts.by_strategy(run.by_strategy)
+    pairs = run.paired_differences.pairs
     figures = {
         "metrics": charts.metric_bars(rows, colours),
         "depth": charts.by_depth(rows, colours),
@@ -193,26 +191,23 @@ def structbench_context(files: StructRunFiles) -> dict[str, Any]:
         "cost-quality": cost_chart,
         "pairs": charts.paired_forest(pairs),
     }
-    kinds_present = [
-        k for k in KIND_ORDER if any((r.get("bad_output_counts") or {}).get(k) for r in rows)
-    ]
+    kinds_present = [k for k in KIND_ORDER if any(r.bad_output_counts.get(k) for r in rows)]
     data = {
         "figures": {k: c.figure for k, c in figures.items() if c.figure is not None},
         "models": names,
         "colours": [colours[n] for n in names],
     }
-    settings = run.get("settings") or {}
     board = leaderboard(files, colours)
     return {
         "meta": {
-            "name": run.get("name", "structbench"),
-            "version": run.get("chatledger_version") or "?",
-            "python": run.get("python") or "?",
-            "dataset": run.get("dataset") or {},
-            "n": run.get("n", 0),
-            "settings": settings,
-            "prediction_files": run.get("prediction_files") or [],
-            "timings": run.get("timings") or {},
+            "name": run.name,
+            "version": run.chatledger_version or "?",
+            "python": run.python or "?",
+            "dataset": run.dataset,
+            "n": run.n,
+            "settings": run.settings,
+            "prediction_files": run.prediction_files,
+            "timings": run.timings,
         },
         "rows": rows,
         "names": names,
@@ -226,14 +221,17 @@ def structbench_context(files: StructRunFiles) -> dict[str, Any]:
         "lacks": missing_parts(files),
         "charts": figures,
         "frontier": frontier,
-        "depths": sorted({int(d) for r in rows for d in r.get("by_depth") or {}}),
-        "by_strategy": run.get("by_strategy") or {},
-        "effects": _effects(run),
+        "depths": sorted({int(d) for r in rows for d in r.by_depth}),
+        "by_strategy": run.by_strategy,
+        "effects": run.strategy_vs_model,
         "strategy_colours": strategy_colours,
         "kinds": kinds_present,
         "kind_colours": OUTPUT_KIND_COLOURS,
         "pairs": [
-            {**p, "clear": p.get("low") is not None and (p["low"] > 0 or p["high"] < 0)}
+            {
+                **p.model_dump(),
+                "clear": p.low is not None and p.high is not None and (p.low > 0 or p.high < 0),
+            }
             for p in pairs
         ],
         "drill": drill_rows(files),

@@ -4,11 +4,10 @@ passes through ``plot_text``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import plotly.graph_objects as go  # type: ignore[import-untyped, unused-ignore]
 from plotly.subplots import make_subplots  # type: ignore[import-untyped, unused-ignore]
 
+from chatledger.record import Interval, PairRow, StrategyCell, StructbenchRow
 from chatledger.report._charts import Chart, figure_json, pareto_frontier, pareto_scatter
 from chatledger.report._style import (
     CLEAN_COLOUR,
@@ -31,21 +30,20 @@ DEPTH_METRICS = ("DOC", "MK", "MV", "WV")
 _ERROR_BAR = {"color": "#52606d", "thickness": 1.2, "width": 4}
 
 
-def _interval(row: dict[str, Any], metric: str) -> dict[str, float] | None:
-    entry = (row.get("intervals") or {}).get(metric)
-    return entry if isinstance(entry, dict) else None
+def _interval(row: StructbenchRow, metric: str) -> Interval | None:
+    return row.intervals.get(metric)
 
 
-def _whiskers(rows: list[dict[str, Any]], metric: str) -> tuple[list[float], list[float]]:
+def _whiskers(rows: list[StructbenchRow], metric: str) -> tuple[list[float], list[float]]:
     plus, minus = [], []
     for row in rows:
-        ci, value = _interval(row, metric), float(row[metric])
-        plus.append(max(0.0, ci["high"] - value) if ci else 0.0)
-        minus.append(max(0.0, value - ci["low"]) if ci else 0.0)
+        ci, value = _interval(row, metric), row.metric(metric)
+        plus.append(max(0.0, ci.high - value) if ci else 0.0)
+        minus.append(max(0.0, value - ci.low) if ci else 0.0)
     return plus, minus
 
 
-def metric_bars(rows: list[dict[str, Any]], colours: dict[str, str]) -> Chart:
+def metric_bars(rows: list[StructbenchRow], colours: dict[str, str]) -> Chart:
     """Grouped bars: the five metrics, one bar per row, with bootstrap whiskers."""
     fig = go.Figure()
     labels = [METRIC_LABELS[m] for m in METRICS]
@@ -53,18 +51,17 @@ def metric_bars(rows: list[dict[str, Any]], colours: dict[str, str]) -> Chart:
         plus, minus = zip(*(_whiskers([row], m) for m in METRICS), strict=True)
         fig.add_trace(
             go.Bar(
-                name=plot_text(row["name"]),
+                name=plot_text(row.name),
                 x=labels,
-                y=[row[m] for m in METRICS],
-                marker_color=colours[row["name"]],
+                y=[row.metric(m) for m in METRICS],
+                marker_color=colours[row.name],
                 error_y={
                     "type": "data",
                     "array": [p[0] for p in plus],
                     "arrayminus": [m[0] for m in minus],
                     **_ERROR_BAR,
                 },
-                hovertemplate=f"<b>{plot_text(row['name'])}</b><br>%{{x}}: %{{y:.3f}}"
-                "<extra></extra>",
+                hovertemplate=f"<b>{plot_text(row.name)}</b><br>%{{x}}: %{{y:.3f}}<extra></extra>",
             )
         )
     fig.update_layout(
@@ -105,27 +102,27 @@ def _finish_grid(fig: go.Figure, xtitle: str, height: int = 560) -> None:
         fig.layout[f"xaxis{suffix}"].update(axis(xtitle if k > 2 else "", showgrid=False))
 
 
-def by_depth(rows: list[dict[str, Any]], colours: dict[str, str]) -> Chart:
+def by_depth(rows: list[StructbenchRow], colours: dict[str, str]) -> Chart:
     """DOC, MK, MV and WV against nesting depth: one line per row in each of four panels."""
-    depths = sorted({int(d) for row in rows for d in row.get("by_depth") or {}})
+    depths = sorted({int(d) for row in rows for d in row.by_depth})
     if not depths:
         return Chart(note="No documents were scored, so there is nothing to show by depth.")
     fig = _grid(DEPTH_METRICS)
     for row in rows:
-        blocks = row["by_depth"]
-        name = plot_text(row["name"])
+        blocks = row.by_depth
+        name = plot_text(row.name)
         xs = [d for d in depths if str(d) in blocks]
         for k, metric in enumerate(DEPTH_METRICS):
             fig.add_trace(
                 go.Scatter(
                     x=xs,
-                    y=[blocks[str(d)][metric] for d in xs],
-                    customdata=[blocks[str(d)]["n"] for d in xs],
+                    y=[getattr(blocks[str(d)], metric) for d in xs],
+                    customdata=[blocks[str(d)].n for d in xs],
                     mode="lines+markers",
                     name=name,
                     legendgroup=name,
                     showlegend=k == 0,
-                    line={"color": colours[row["name"]], "width": 2},
+                    line={"color": colours[row.name], "width": 2},
                     marker={"size": 7},
                     hovertemplate=f"<b>{name}</b><br>depth %{{x}} · {metric}: %{{y:.3f}}"
                     "<br>%{customdata} documents<extra></extra>",
@@ -138,7 +135,7 @@ def by_depth(rows: list[dict[str, Any]], colours: dict[str, str]) -> Chart:
     return Chart(figure_json(fig))
 
 
-def by_strategy(pivot: dict[str, dict[str, Any]]) -> tuple[Chart, dict[str, str]]:
+def by_strategy(pivot: dict[str, dict[str, StrategyCell]]) -> tuple[Chart, dict[str, str]]:
     """Grouped bars per strategy (x), one bar per model, in four metric panels. Colours are per
     model here (a model keeps its colour across its strategies)."""
     strategies = list(pivot)
@@ -163,7 +160,7 @@ def by_strategy(pivot: dict[str, dict[str, Any]]) -> tuple[Chart, dict[str, str]
             fig.add_trace(
                 go.Bar(
                     x=labels,
-                    y=[c[metric] if c else None for c in cells],
+                    y=[getattr(c, metric) if c else None for c in cells],
                     name=name,
                     legendgroup=name,
                     showlegend=k == 0,
@@ -178,16 +175,16 @@ def by_strategy(pivot: dict[str, dict[str, Any]]) -> tuple[Chart, dict[str, str]
     return Chart(figure_json(fig)), colours
 
 
-def output_kinds(rows: list[dict[str, Any]], kinds: list[str]) -> Chart:
+def output_kinds(rows: list[StructbenchRow], kinds: list[str]) -> Chart:
     """Stacked horizontal bars: per row, how many documents showed each kind of bad output,
     and how many were clean."""
-    present = [k for k in kinds if any(row["bad_output_counts"].get(k) for row in rows)]
+    present = [k for k in kinds if any(row.bad_output_counts.get(k) for row in rows)]
     fig = go.Figure()
-    names = [plot_text(row["name"]) for row in rows]
+    names = [plot_text(row.name) for row in rows]
     fig.add_trace(
         go.Bar(
             y=names,
-            x=[row["clean_outputs"] for row in rows],
+            x=[row.clean_outputs for row in rows],
             orientation="h",
             name="clean",
             marker_color=CLEAN_COLOUR,
@@ -198,7 +195,7 @@ def output_kinds(rows: list[dict[str, Any]], kinds: list[str]) -> Chart:
         fig.add_trace(
             go.Bar(
                 y=names,
-                x=[row["bad_output_counts"].get(kind, 0) for row in rows],
+                x=[row.bad_output_counts.get(kind, 0) for row in rows],
                 orientation="h",
                 name=kind.replace("_", " "),
                 marker_color=OUTPUT_KIND_COLOURS.get(kind, "#9aa5b1"),
@@ -219,11 +216,11 @@ def output_kinds(rows: list[dict[str, Any]], kinds: list[str]) -> Chart:
     return Chart(figure_json(fig), note)
 
 
-def cost_quality(rows: list[dict[str, Any]], colours: dict[str, str]) -> tuple[Chart, list[str]]:
+def cost_quality(rows: list[StructbenchRow], colours: dict[str, str]) -> tuple[Chart, list[str]]:
     """WV against cost per document (Pareto frontier marked); latency when no row has a cost."""
-    usage = {row["name"]: row.get("usage") or {} for row in rows}
-    cost = {n: float(u.get("cost_per_document_usd") or 0.0) for n, u in usage.items()}
-    latency = {n: float(u.get("latency_per_document_s") or 0.0) for n, u in usage.items()}
+    usage = {row.name: row.usage for row in rows}
+    cost = {n: u.cost_per_document_usd if u else 0.0 for n, u in usage.items()}
+    latency = {n: u.latency_per_document_s if u else 0.0 for n, u in usage.items()}
     if any(v > 0 for v in cost.values()):
         known = {n: cost[n] for n, u in usage.items() if u}
         label, unit, lead = "cost per document (USD)", "$", ""
@@ -239,12 +236,12 @@ def cost_quality(rows: list[dict[str, Any]], colours: dict[str, str]) -> tuple[C
             ),
             [],
         )
-    wv = {row["name"]: float(row["WV"]) for row in rows}
+    wv = {row.name: row.WV for row in rows}
     points = [(n, known[n], wv[n]) for n in wv if n in known]
     if len(points) < 2:
         return Chart(note=lead + f"Only one row reports a {label}: a trade-off needs two."), []
     frontier = pareto_frontier(points)
-    by_name = {row["name"]: row for row in rows}
+    by_name = {row.name: row for row in rows}
     intervals = {name: _interval(by_name[name], "WV") for name, _, _ in points}
     fig = pareto_scatter(points, frontier, intervals, colours, label, unit, "WV")
     left_out = [n for n in wv if n not in known]
@@ -252,28 +249,28 @@ def cost_quality(rows: list[dict[str, Any]], colours: dict[str, str]) -> tuple[C
     return Chart(figure_json(fig), note.strip() or None), frontier
 
 
-def paired_forest(pairs: list[dict[str, Any]]) -> Chart:
+def paired_forest(pairs: list[PairRow]) -> Chart:
     """Each pair's WV difference with its paired-bootstrap interval; the line at 0 is 'no
     difference'."""
-    shown = [p for p in pairs if p.get("low") is not None]
+    shown = [p for p in pairs if p.low is not None and p.high is not None]
     if not shown:
         if pairs:
             return Chart(note="Intervals are off (--resamples 0): differences are listed only.")
         return Chart(note="Paired differences need at least two rows.")
-    labels = [f"{plot_text(p['a'])} − {plot_text(p['b'])}" for p in shown]
+    labels = [f"{plot_text(p.a)} − {plot_text(p.b)}" for p in shown]
     fig = go.Figure(
         go.Scatter(
-            x=[p["difference"] for p in shown],
+            x=[p.difference for p in shown],
             y=labels,
             mode="markers",
             marker={"size": 10, "color": "#23395d"},
             error_x={
                 "type": "data",
-                "array": [p["high"] - p["difference"] for p in shown],
-                "arrayminus": [p["difference"] - p["low"] for p in shown],
+                "array": [(p.high or 0.0) - p.difference for p in shown],
+                "arrayminus": [p.difference - (p.low or 0.0) for p in shown],
                 **_ERROR_BAR,
             },
-            customdata=[p["p_value"] for p in shown],
+            customdata=[p.p_value for p in shown],
             hovertemplate="%{y}<br>ΔWV %{x:+.3f} · p = %{customdata:.4f}<extra></extra>",
         )
     )

@@ -1,7 +1,7 @@
 """Runs: a YAML config in, a run directory out (run.json, scores.parquet, downstream.json)."""
 
 from chatledger.runs._audit import DEFAULT_SEVERITIES, AuditCurve, audit_metrics, pitfall_summary
-from chatledger.runs._compare import compare_runs, load_run_json
+from chatledger.runs._compare import compare_runs
 from chatledger.runs._config import (
     DEFAULT_LAYER_WEIGHTS,
     LoadedRunConfig,
@@ -33,7 +33,6 @@ __all__ = [
     "execute_run",
     "layer_weights_used",
     "load_run_config",
-    "load_run_json",
     "overall_composite",
     "pitfall_summary",
     "read_score_table",

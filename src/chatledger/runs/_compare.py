@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from chatledger.core import InputError
+from chatledger.record import (
+    METRICS,
+    ConversationRun,
+    ModelResult,
+    StructbenchRow,
+    StructbenchRun,
+    read_run_record,
+)
 
-
-def load_run_json(run_dir: str | Path) -> dict[str, Any]:
-    path = Path(run_dir) / "run.json"
-    if not path.is_file():
-        raise InputError("not a run directory (no run.json)", path=run_dir)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise InputError(f"not a readable run.json ({type(exc).__name__})", path=path) from None
-    if not isinstance(data, dict) or "models" not in data:
-        raise InputError("run.json has no 'models'", path=path)
-    return data
+GROUPS = ("layers", "metrics", "fields", "consumers")
+Scores = tuple[float | None, dict[str, dict[str, float]]]  # overall, group → name → score
 
 
 def _delta(a: float | None, b: float | None) -> dict[str, float | None]:
@@ -29,35 +24,45 @@ def _delta(a: float | None, b: float | None) -> dict[str, float | None]:
     return {"before": a, "after": b, "delta": diff}
 
 
-STRUCTBENCH_METRICS = ("DOC", "MK", "MV", "WV", "micro_f1")
+def _conversation(model: ModelResult) -> Scores:
+    groups = {
+        "layers": model.layers,
+        "metrics": {},
+        "fields": model.fields,
+        "consumers": model.consumers,
+    }
+    return model.overall, groups
 
 
-def _normalised(model: dict[str, Any]) -> dict[str, Any]:
+def _structbench(row: StructbenchRow) -> Scores:
     """A structbench row compared like a conversation model: overall = WV, metrics as a group."""
-    if "overall" in model or "WV" not in model:
-        return model
-    metrics = {k: model[k] for k in STRUCTBENCH_METRICS if isinstance(model.get(k), int | float)}
-    return {**model, "overall": model["WV"], "metrics": metrics}
+    metrics = {k: row.metric(k) for k in METRICS}
+    return row.WV, {"layers": {}, "metrics": metrics, "fields": {}, "consumers": {}}
+
+
+def _scores(run: ConversationRun | StructbenchRun) -> dict[str, Scores]:
+    if isinstance(run, StructbenchRun):
+        return {row.name: _structbench(row) for row in run.models}
+    return {model.name: _conversation(model) for model in run.models}
 
 
 def compare_runs(before_dir: str | Path, after_dir: str | Path) -> dict[str, Any]:
     """Per model present in either run: overall, layer, field and consumer scores before/after
     (for structbench runs: DOC, MK, MV, WV and micro F1, with WV as the overall score)."""
-    runs = load_run_json(before_dir), load_run_json(after_dir)
-    tasks = [str(run.get("task") or "conversation") for run in runs]
-    if tasks[0] != tasks[1]:
+    runs = read_run_record(before_dir), read_run_record(after_dir)
+    if runs[0].task != runs[1].task:
         raise InputError(
-            f"cannot compare a {tasks[0]} run ({before_dir}) with a {tasks[1]} run: "
+            f"cannot compare a {runs[0].task} run ({before_dir}) with a {runs[1].task} run: "
             "their scores measure different things",
             path=after_dir,
         )
-    before = {m["name"]: _normalised(m) for m in runs[0]["models"]}
-    after = {m["name"]: _normalised(m) for m in runs[1]["models"]}
+    before, after = _scores(runs[0]), _scores(runs[1])
+    absent: Scores = (None, {})
     models: dict[str, Any] = {}
     for name in [*before, *(n for n in after if n not in before)]:
-        a, b = before.get(name, {}), after.get(name, {})
-        entry: dict[str, Any] = {"overall": _delta(a.get("overall"), b.get("overall"))}
-        for group in ("layers", "metrics", "fields", "consumers"):
+        (overall_a, a), (overall_b, b) = before.get(name, absent), after.get(name, absent)
+        entry: dict[str, Any] = {"overall": _delta(overall_a, overall_b)}
+        for group in GROUPS:
             ga, gb = a.get(group, {}), b.get(group, {})
             keys = [*ga, *(k for k in gb if k not in ga)]
             entry[group] = {k: _delta(ga.get(k), gb.get(k)) for k in keys}
