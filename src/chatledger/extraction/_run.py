@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -441,8 +442,24 @@ async def _extract_with_model(
         progress.invalid += 0 if valid else 1
         _notify(on_progress, progress)
 
+    # As many workers as calls may be in flight, each taking the next (chunk, sample) in
+    # order: one task per call in flight, not per chunk (a task per chunk of a 10,000-chunk
+    # run is 10,000 tasks queued on the semaphore, and as many objects for the collector). A
+    # semaphore shared with other extractions of a provider that is not a hub says nothing of
+    # its size: then every call gets its task, as before.
+    queue = iter(todo)
+
+    async def worker() -> None:
+        for chunk, sample in queue:
+            await one(chunk, sample)
+
+    if slots is None or isinstance(provider, ProviderHub):
+        workers = min(len(todo), endpoint_concurrency(provider, model_id))
+        runs = [worker() for _ in range(max(workers, 1))]
+    else:
+        runs = [one(chunk, s) for chunk, s in todo]
     try:
-        await asyncio.gather(*(one(chunk, s) for chunk, s in todo))
+        await asyncio.gather(*runs)
     finally:
         if own_hub:
             await provider.aclose()
@@ -484,4 +501,4 @@ def _account(progress: ExtractionProgress, *, completion_usage: dict[str, Any], 
 
 def _notify(callback: ProgressCallback | None, progress: ExtractionProgress) -> None:
     if callback is not None:
-        callback(ExtractionProgress(**asdict(progress)))
+        callback(dataclasses.replace(progress))  # a copy (every field is a number or a str)

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -54,9 +55,38 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+@dataclass(frozen=True)
+class EncodedJson:
+    """A part of a cache key given as its canonical JSON already (a large schema, encoded once
+    per schema rather than once per call): :func:`cache_key` puts the text in as it is."""
+
+    text: str
+
+
 def cache_key(parts: dict[str, Any]) -> str:
-    """SHA-256 hex of the canonical JSON of ``parts`` plus the key version."""
-    payload = canonical_json({"v": KEY_VERSION, **parts})
+    """SHA-256 hex of the canonical JSON of ``parts`` plus the key version. A top-level part
+    may be an :class:`EncodedJson`; the key is the same as for the value it encodes."""
+    whole = {"v": KEY_VERSION, **parts}
+    encoded = sorted(name for name, value in whole.items() if isinstance(value, EncodedJson))
+    if not encoded:
+        return hashlib.sha256(canonical_json(whole).encode("utf-8")).hexdigest()
+    # canonical_json of the whole, written out: the keys in sorted order, each run of plain
+    # parts between two encoded ones as one canonical object without its braces, and the
+    # encoded parts' text put in as it is.
+    pieces: list[str] = []
+    plain: dict[str, Any] = {}
+    for name in sorted(whole):
+        value = whole[name]
+        if isinstance(value, EncodedJson):
+            if plain:
+                pieces.append(canonical_json(plain)[1:-1])
+                plain = {}
+            pieces.append(f"{canonical_json(name)}:{value.text}")
+        else:
+            plain[name] = value
+    if plain:
+        pieces.append(canonical_json(plain)[1:-1])
+    payload = "{" + ",".join(pieces) + "}"
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

@@ -64,6 +64,13 @@ LEDGER_SCHEMA = (
     "CREATE INDEX IF NOT EXISTS spend_reservations_ledger ON spend_reservations (ledger)",
 )
 
+_INSERT_HOLD = (
+    "INSERT INTO spend_reservations (ledger, model, amount_usd, host, pid, process,"
+    " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# An uncapped ledger sweeps stale holds once per this many holds (a capped one on every hold).
+_SWEEP_EVERY = 1000
+
 # Tells this process from an earlier one that had the same pid (whose holds are stale).
 _PROCESS_TOKEN = uuid.uuid4().hex
 _HOST = socket.gethostname()
@@ -106,6 +113,8 @@ class SpendLedger:
     def __init__(self, cache: CompletionCache, name: str = DEFAULT_LEDGER) -> None:
         self.cache = cache
         self.name = check_ledger_name(name)
+        # Uncapped holds taken since the last sweep may still skip it (0: sweep on the next).
+        self._unswept = 0
 
     def __repr__(self) -> str:
         return f"SpendLedger({self.name!r}, {str(self.cache.path)!r})"
@@ -117,10 +126,27 @@ class SpendLedger:
         :class:`BudgetExceeded` if that could pass ``cap_usd`` (None: hold, never refuse)."""
         now = time.time()
         expires_at = now + hold_s
+        row = (self.name, model, amount_usd, _HOST, os.getpid(), _PROCESS_TOKEN, now, expires_at)
+        if cap_usd is None and self._unswept > 0:
+            # Nothing to check: the hold is one insert (its own transaction). Holds left by
+            # crashed processes are swept on this ledger's first hold, every _SWEEP_EVERY
+            # holds after it, and before every check against a cap.
+            self._unswept -= 1
+            with self.cache._lock, self.cache._guard("write to"):
+                cursor = self.cache._conn.execute(_INSERT_HOLD, row)
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+        self._unswept = _SWEEP_EVERY
         with self.cache._immediate() as conn:
             _sweep(conn, now)
-            spent = _spent(conn, self.name)
-            held = _held(conn, self.name)[0]
+            # After the sweep every hold left is live: the ledger's holds are summed in SQL.
+            spent, held = conn.execute(
+                "SELECT (SELECT spent_usd FROM spend_ledgers WHERE name = ?),"
+                " (SELECT TOTAL(amount_usd) FROM spend_reservations WHERE ledger = ?)",
+                (self.name, self.name),
+            ).fetchone()
+            spent = float(spent) if spent is not None else 0.0
+            held = float(held)
             if cap_usd is not None and spent + held + amount_usd > cap_usd:
                 raise BudgetExceeded(
                     cap_usd=cap_usd,
@@ -129,11 +155,7 @@ class SpendLedger:
                     model=model,
                     ledger=self.name,
                 )
-            cursor = conn.execute(
-                "INSERT INTO spend_reservations (ledger, model, amount_usd, host, pid, process,"
-                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (self.name, model, amount_usd, _HOST, os.getpid(), _PROCESS_TOKEN, now, expires_at),
-            )
+            cursor = conn.execute(_INSERT_HOLD, row)
             assert cursor.lastrowid is not None
             return cursor.lastrowid
 
@@ -189,11 +211,6 @@ def all_ledgers(cache: CompletionCache) -> list[LedgerTotals]:
         return [_totals(conn, name, now) for name in sorted(names)]
 
 
-def _spent(conn: sqlite3.Connection, name: str) -> float:
-    row = conn.execute("SELECT spent_usd FROM spend_ledgers WHERE name = ?", (name,)).fetchone()
-    return float(row[0]) if row is not None else 0.0
-
-
 def _held(conn: sqlite3.Connection, name: str, now: float | None = None) -> tuple[float, int]:
     """Total and count of the ledger's holds (only the live ones when ``now`` is given)."""
     rows = conn.execute(
@@ -221,9 +238,13 @@ def _totals(conn: sqlite3.Connection, name: str, now: float) -> LedgerTotals:
 
 
 def _sweep(conn: sqlite3.Connection, now: float) -> None:
-    """Delete the holds crashed processes left behind (see the module docstring)."""
+    """Delete the holds crashed processes left behind (see the module docstring). This
+    process's own holds that have not expired are live: only the others are read (a run with
+    128 calls in flight would otherwise read and check all 128 holds for every new call)."""
     rows = conn.execute(
         "SELECT id, host, pid, process, expires_at, amount_usd FROM spend_reservations"
+        " WHERE expires_at < ? OR process != ? OR pid != ? OR host != ?",
+        (now, _PROCESS_TOKEN, os.getpid(), _HOST),
     ).fetchall()
     stale = [r for r in rows if not _live(r[1], r[2], r[3], r[4], now)]
     if not stale:

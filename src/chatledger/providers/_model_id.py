@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from chatledger.core import ChatLedgerError
 
@@ -101,9 +102,12 @@ def redact_model_id(text: str) -> str:
     return f"{text[:start]}***{text[at:]}"
 
 
+@lru_cache(maxsize=1024)
 def parse_model_id(text: str) -> ModelId:
     """Read a model id; raise :class:`ModelIdError` saying what is wrong and what is expected.
-    The message never holds credentials a URL in ``text`` carried (see redact_model_id)."""
+    The message never holds credentials a URL in ``text`` carried (see redact_model_id).
+    Each call reads the id three times (request, hub, provider): ids read are kept (a
+    ``ModelId`` is immutable; a refused id is not kept)."""
     provider, sep, rest = text.partition(":")
     shown = redact_model_id(text)
     if not sep or provider not in PROVIDER_KINDS:

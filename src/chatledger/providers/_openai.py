@@ -36,6 +36,7 @@ from chatledger.providers._http import HttpConnectionError, HttpResponse, SdkRou
 from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import OPENAI, OPENAI_COMPATIBLE, ModelId
 from chatledger.providers._secrets import read_api_key
+from chatledger.providers._structured import schema_facts
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -100,8 +101,7 @@ class OpenAIProvider(ManagedProvider):
         body = self._body(call)
         secrets = [route.sdk.api_key]
         if route.lean:
-            # ASCII JSON: a lone surrogate in a prompt cannot make the encoding fail.
-            payload = json.dumps(body, separators=(",", ":")).encode("ascii")
+            payload = self._payload(call, body)
             try:
                 response = await route.post(payload)
             except HttpConnectionError:
@@ -134,6 +134,26 @@ class OpenAIProvider(ManagedProvider):
                 json_schema["description"] = call.schema.description
             kwargs["response_format"] = {"type": "json_schema", "json_schema": json_schema}
         return {**kwargs, **dict(call.options)} if call.options else kwargs
+
+    def _payload(self, call: WireCall, body: dict[str, Any]) -> bytes:
+        """``body`` as JSON bytes: ASCII (a lone surrogate in a prompt cannot make the encoding
+        fail), with the schema's JSON, encoded once per schema, put in as it is."""
+        fmt = body.get("response_format")
+        schema = call.schema
+        if schema is None or "response_format" in call.options or not isinstance(fmt, dict):
+            return json.dumps(body, separators=(",", ":")).encode("ascii")
+        others = {k: v for k, v in body.items() if k != "response_format"}
+        rest = json.dumps(others, separators=(",", ":"))
+        spec = fmt["json_schema"]
+        head = json.dumps({k: v for k, v in spec.items() if k != "schema"}, separators=(",", ":"))
+        response_format = (
+            '{"type":"json_schema","json_schema":'
+            + head[:-1]
+            + ',"schema":'
+            + schema_facts(schema).wire
+            + "}}"
+        )
+        return f'{rest[:-1]},"response_format":{response_format}}}'.encode("ascii")
 
     def _read(self, call: WireCall, response: HttpResponse, secrets: list[str]) -> RawReply:
         """A reply of the lean path, read as the SDK reads one (``cast_to=object``)."""
