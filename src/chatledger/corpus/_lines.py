@@ -160,7 +160,7 @@ def first_unwritable(value: Any) -> tuple[str, str] | None:
             children: list[tuple[str, Any]] = []
             for key, child in item.items():
                 path = f"{where}.{key}" if where else str(key)
-                if not _is_text(key):
+                if isinstance(key, str) and not _is_text(key):  # YAML keys may be None or numbers
                     return where, "not valid text (a key holds a lone surrogate escape)"
                 children.append((path, child))
             stack.extend(reversed(children))
