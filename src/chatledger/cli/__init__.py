@@ -2,12 +2,12 @@
 modules: a command's module is imported when the command runs (``_app.LazyGroup``), and each
 command imports what it uses inside its body."""
 
-import logging
 import os
 import signal
 import sys
 from types import FrameType
 
+from chatledger.cli import _app
 from chatledger.cli._app import app
 from chatledger.cli._app import main as _main
 
@@ -23,17 +23,20 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 LOG_ENV = "CHATLEDGER_LOG"
 
 
-class _LowerCaseLevel(logging.Formatter):
-    """``warning: …`` like the CLI's own ``error: …`` and ``note: …`` lines."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return f"{record.levelname.lower()}: {record.getMessage()}"
-
-
 def _configure_logging() -> None:
     """The library's log lines (retries, a refused schema, an unpriced model) go to stderr
     when it is a terminal, at warning level; elsewhere (a pipe, CI) only when CHATLEDGER_LOG
-    names a level, so a script reading stderr sees the one error line and nothing else."""
+    names a level, so a script reading stderr sees the one error line and nothing else.
+
+    Called when a command starts (``--help`` logs nothing and does not import ``logging``)."""
+    import logging
+
+    class LowerCaseLevel(logging.Formatter):
+        """``warning: …`` like the CLI's own ``error: …`` and ``note: …`` lines."""
+
+        def format(self, record: logging.LogRecord) -> str:
+            return f"{record.levelname.lower()}: {record.getMessage()}"
+
     logger = logging.getLogger("chatledger")
     logger.propagate = False
     wanted = os.environ.get(LOG_ENV, "").strip().upper()
@@ -44,12 +47,12 @@ def _configure_logging() -> None:
             return
         level = logging.WARNING
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_LowerCaseLevel())
+    handler.setFormatter(LowerCaseLevel())
     logger.addHandler(handler)
     logger.setLevel(level)
 
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
-    _configure_logging()
+    _app.on_command_start = _configure_logging
     sys.exit(_main())
