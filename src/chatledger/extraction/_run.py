@@ -23,10 +23,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -442,11 +443,12 @@ async def _extract_with_model(
         progress.invalid += 0 if valid else 1
         _notify(on_progress, progress)
 
-    # As many workers as calls may be in flight, each taking the next (chunk, sample) in
-    # order: one task per call in flight, not per chunk (a task per chunk of a 10,000-chunk
-    # run is 10,000 tasks queued on the semaphore, and as many objects for the collector). A
-    # semaphore shared with other extractions of a provider that is not a hub says nothing of
-    # its size: then every call gets its task, as before.
+    # Twice as many workers as calls may be in flight, each taking the next (chunk, sample) in
+    # order: tasks in proportion to the calls in flight, not to the chunks (a task per chunk of
+    # a 10,000-chunk run is 10,000 tasks queued on the semaphore, and as many objects for the
+    # collector). The second half waits on the semaphore, so a slot freed while its worker
+    # writes a line is taken at once. A semaphore shared with other extractions of a provider
+    # that is not a hub says nothing of its size: then every call gets its task, as before.
     queue = iter(todo)
 
     async def worker() -> None:
@@ -454,12 +456,13 @@ async def _extract_with_model(
             await one(chunk, sample)
 
     if slots is None or isinstance(provider, ProviderHub):
-        workers = min(len(todo), endpoint_concurrency(provider, model_id))
+        workers = min(len(todo), 2 * endpoint_concurrency(provider, model_id))
         runs = [worker() for _ in range(max(workers, 1))]
     else:
         runs = [one(chunk, s) for chunk, s in todo]
     try:
-        await asyncio.gather(*runs)
+        with _heap_frozen():
+            await asyncio.gather(*runs)
     finally:
         if own_hub:
             await provider.aclose()
@@ -467,6 +470,22 @@ async def _extract_with_model(
                 provider.cache.close()
     if fatal:
         raise fatal[0]
+
+
+@contextlib.contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """The objects alive when the calls start (modules, the chunks, the hub) left out of the
+    garbage collector's full passes while they run (``gc.freeze``), then given back.
+
+    Nothing is freed later for it (reference counting frees as before; a cycle that was garbage
+    already waits for the end), but a full pass no longer walks the whole heap in the middle of
+    the calls: with 2,000 chunks loaded it stopped the event loop for 150–300 ms at a time —
+    every call in flight waited, 5 % of the throughput at 32 calls in flight."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def uses_strict_schema(model_id: str, asked: bool | None) -> bool:
