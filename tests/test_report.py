@@ -326,3 +326,73 @@ def test_report_command_and_missing_inputs(
     assert "chunks file cannot be found" in html
     assert "The drill-down is not available" in html
     assert main(["report", str(tmp_path / "nowhere")]) == 2
+
+
+def test_select_chunks_by_hand() -> None:
+    from chatledger.report._select import select_chunks
+
+    ids = [f"c{i}" for i in range(10)]
+    # a scores lowest on c9, b on c0 (then c5, tied with nothing): cap 4 → at most 2 lowest
+    # (half the page), one a rank: c9 for a, c0 for b. The other 8 (c1…c8) give an evenly
+    # spaced sample of 2: positions int(0.5·8/2) = 2 and int(1.5·8/2) = 6 → c3 and c7.
+    a = {c: 1 - i / 10 for i, c in enumerate(ids)}
+    b = {c: 0.1 if c == "c0" else 0.2 if c == "c5" else 0.9 for c in ids}
+    chosen = select_chunks(ids, {"a": a, "b": b}, cap=4, per_model=5)
+    assert chosen.chunk_ids == ["c0", "c3", "c7", "c9"]
+    assert chosen.lowest_for == {"c9": ["a"], "c0": ["b"]}
+    assert (chosen.total, chosen.sampled, chosen.n_sample) == (10, True, 2)
+    # Room for every chunk: all of them, in file order, nothing marked.
+    every = select_chunks(ids, {"a": a, "b": b}, cap=10)
+    assert every.chunk_ids == ids and not every.sampled and every.lowest_for == {}
+    # A cap below the number of models still holds.
+    assert len(select_chunks(ids, {"a": a, "b": b, "c": a}, cap=1).chunk_ids) == 1
+
+
+def test_drill_down_is_bounded_and_says_so(
+    demo_report: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The demo's 36 chunks with the page capped at 10 (at most 1 lowest-scoring chunk per
+    # model) and 5 downstream events per list: what a 10,000-chunk run looks like, small.
+    run_dir, _ = demo_report
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    monkeypatch.setattr("chatledger.report._select.DRILL_CAP", 10)
+    monkeypatch.setattr("chatledger.report._select.WORST_PER_MODEL", 1)
+    monkeypatch.setattr("chatledger.report._select.EVENT_CAP", 5)
+    html = build_report(copy).read_text(encoding="utf-8")
+    details = [a for t, a in tags(html) if t == "details" and "chunk" in (a.get("class") or "")]
+    bulk = unpack_json(script_body(html, "report-bulk"))
+    assert len(details) == len(bulk["drill"]["chunks"]) == 10
+    assert [a["id"] for a in details] == [f"chunk-{i}" for i in range(10)]
+    assert "Showing 10 of the run's 36 chunks" in html
+    assert "scores.parquet" in html and "judgements.jsonl" in html
+    # Each model's lowest extraction composite (ties in file order) is on the page, marked.
+    table = pq.read_table(copy / "scores.parquet").to_pylist()
+    corpus = run_dir.parent / "corpus" / "chunks.jsonl"
+    order = [json.loads(x)["chunk_id"] for x in corpus.read_text(encoding="utf-8").splitlines()]
+    shown = re.findall(r'<span class="cid">([^<]*)</span>', html)
+    assert len(shown) == 10
+    for model in json.loads(script_body(html, "report-data"))["models"]:
+        composites = {
+            r["chunk_id"]: r["value"]
+            for r in table
+            if r["model"] == model and r["layer"] == "extraction"
+            and r["field"] == "composite" and r["component"] == "score"
+            and r["chunk_id"] in order
+        }  # fmt: skip
+        lowest = min(composites, key=lambda c: (composites[c], order.index(c)))
+        assert lowest in shown, model
+    assert html.count('class="cmeta why">lowest for ') >= 1
+    assert 'class="cmeta why">sample<' in html
+    # The judge chart: a box per model over all 36 chunks, and only the shown chunks as dots.
+    figure = json.loads(script_body(html, "report-data"))["figures"]["judge-distribution"]
+    boxes = [t for t in figure["data"] if "q1" in t]
+    dots = [t for t in figure["data"] if "q1" not in t]
+    assert len(boxes) == len(dots) == 6
+    assert all(len(t["y"]) <= 10 for t in dots)
+    assert all(0 <= index < 10 for t in dots for index, _model in t["customdata"])
+    assert "Each box summarises all 36 judged chunks" in html
+    # Downstream events: the first 5 of each list, and the counts of all of them.
+    events = bulk["events"]
+    assert all(len(v[k]) <= 5 for model in events for v in model.values() for k in v)
+    assert "The first 5 of" in html and "downstream.json in the run directory" in html

@@ -17,9 +17,11 @@ from chatledger.report import _charts as charts
 from chatledger.report import _charts_judges as judge_charts
 from chatledger.report import _charts_trust as trust_charts
 from chatledger.report import _context as ctx
+from chatledger.report import _select
 from chatledger.report._drill import StringTable, drill_payload, events_payload
 from chatledger.report._embed import packed_json, script_json
 from chatledger.report._load import RunFiles, load_run_files
+from chatledger.report._select import DrillSelection, select_chunks
 from chatledger.report._style import LABEL_COLOURS, LAYER_COLOURS, model_colours
 
 REPORT_FILE = "report.html"
@@ -77,6 +79,7 @@ def report_context(files: RunFiles) -> dict[str, Any]:
     models = files.model_names
     colours = model_colours(models)
     fields = charts.schema_fields(files)
+    selection = choose_chunks(files)
     cost_chart, frontier = charts.cost_quality(files, colours)
     figures = {
         "fingerprint": charts.fingerprint(files),
@@ -85,7 +88,7 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "swaps": trust_charts.swap_probabilities(files),
         "simplex": trust_charts.layer_simplex(files),
         "calibration": trust_charts.calibration(files, colours),
-        "judge-distribution": judge_charts.judge_distribution(files, colours),
+        "judge-distribution": judge_charts.judge_distribution(files, colours, selection),
         "judge-labels": judge_charts.label_breakdown(files),
     }
     strings = StringTable()
@@ -137,8 +140,9 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "judge": ctx.judge_tables(files),
         "consumers": ctx.consumer_names(files),
         "downstream": downstream,
-        "chunk_groups": ctx.chunk_index(files) if drill is not None else [],
+        "chunk_groups": ctx.chunk_index(files, selection) if drill is not None else [],
         "has_drill": drill is not None,
+        "selection": selection,
         "fields": fields,
         "is_simulated": ctx.is_simulated,
         "is_recorded": ctx.is_recorded,
@@ -158,6 +162,19 @@ def _sensitivity(found: WeightSensitivity | None) -> dict[str, Sensitivity]:
         return {}
     kinds = {"fields": found.fields, "layers": found.layers}
     return {kind: s for kind, s in kinds.items() if s is not None}
+
+
+def choose_chunks(files: RunFiles) -> DrillSelection | None:
+    """The drill-down's chunks (all of a small run, a bounded selection of a large one), read
+    from the chunk and extraction files; None when the chunks file cannot be read."""
+    if files.chunk_ids is None:
+        return None
+    composites = {m: files.scores.composite("extraction", m) for m in files.model_names}
+    selection = select_chunks(
+        files.chunk_ids, composites, cap=_select.DRILL_CAP, per_model=_select.WORST_PER_MODEL
+    )
+    files.load_chunks(selection.chunk_ids)
+    return selection
 
 
 def render_report(run_dir: Path) -> str:

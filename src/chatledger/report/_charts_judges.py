@@ -2,46 +2,81 @@
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go  # type: ignore[import-untyped, unused-ignore]
 
 from chatledger.judge import ISSUE_LABELS
 from chatledger.report._charts import Chart, figure_json
 from chatledger.report._load import RunFiles
+from chatledger.report._select import DrillSelection
 from chatledger.report._style import LABEL_COLOURS, axis, base_layout, plot_text
-from chatledger.runs import RUN_LEVEL
 
 
-def judge_distribution(files: RunFiles, colours: dict[str, str]) -> Chart:
-    """Per-chunk judge composites per model (box with every chunk as a point)."""
+def _box_stats(values: list[float]) -> dict[str, list[float]]:
+    """The box of ``values`` as plotly draws one (quartiles, fences at 1.5 IQR), precomputed so
+    the page carries five numbers per model instead of every chunk."""
+    data = np.asarray(values, dtype=float)
+    q1, median, q3 = (float(x) for x in np.percentile(data, [25, 50, 75]))
+    reach = 1.5 * (q3 - q1)
+    inside = data[(data >= q1 - reach) & (data <= q3 + reach)]
+    return {
+        "q1": [q1],
+        "median": [median],
+        "q3": [q3],
+        "lowerfence": [float(inside.min())],
+        "upperfence": [float(inside.max())],
+        "mean": [float(data.mean())],
+    }
+
+
+def judge_distribution(
+    files: RunFiles, colours: dict[str, str], selection: DrillSelection | None = None
+) -> Chart:
+    """Per-chunk judge composites per model: a box with every chunk as a point; when the
+    drill-down shows a selection, the box is computed over every chunk and the points are the
+    chunks shown (a click opens one)."""
     if "judge" not in files.run.layers_run:
         return Chart(note="No judge layer in this run.")
-    chunk_ids = [c.chunk_id for c in files.chunks] if files.chunks else []
-    index = {cid: i for i, cid in enumerate(chunk_ids)}
+    index = {c.chunk_id: i for i, c in enumerate(files.chunks or [])}
+    sampled = selection is not None and selection.sampled
     fig = go.Figure()
-    for name in files.model_names:
-        values = [
-            (chunk, value)
-            for (model, chunk, layer, fname, comp), value in files.scores.items()
-            if model == name
-            and layer == "judge"
-            and fname == "composite"
-            and comp == "score"
-            and chunk != RUN_LEVEL
-        ]
-        if not values:
+    counted = 0
+    for model_index, name in enumerate(files.model_names):
+        every = files.scores.composite("judge", name)
+        if not every:
             continue
+        counted = max(counted, len(every))
+        values = list(every.items())
+        if sampled:
+            values = [(c, v) for c, v in values if c in index]
+        label = plot_text(name)
+        if sampled:
+            fig.add_trace(
+                go.Box(
+                    x=[label],
+                    name=label,
+                    **_box_stats(list(every.values())),
+                    boxpoints=False,
+                    line={"color": colours[name]},
+                    fillcolor="rgba(0,0,0,0)",
+                    hoverinfo="y",
+                    showlegend=False,
+                )
+            )
         fig.add_trace(
             go.Box(
+                x=[label] * len(values) if sampled else None,
                 y=[v for _, v in values],
-                name=plot_text(name),
+                name=label,
                 boxpoints="all",
                 jitter=0.4,
                 pointpos=0,
                 marker={"color": colours[name], "size": 5, "opacity": 0.7},
-                line={"color": colours[name]},
+                line={"color": colours[name], "width": 0} if sampled else {"color": colours[name]},
                 fillcolor="rgba(0,0,0,0)",
+                hoveron="points" if sampled else None,
                 text=[plot_text(c) for c, _ in values],
-                customdata=[index.get(c, -1) for c, _ in values],
+                customdata=[[index.get(c, -1), model_index] for c, _ in values],
                 hovertemplate="chunk %{text}<br>judge composite %{y:.3f}<extra></extra>",
                 showlegend=False,
             )
@@ -55,7 +90,13 @@ def judge_distribution(files: RunFiles, colours: dict[str, str]) -> Chart:
             xaxis=axis("", showgrid=False),
         )
     )
-    return Chart(figure_json(fig))
+    note = None
+    if sampled and selection is not None:
+        note = (
+            f"Each box summarises all {counted:,} judged chunks of its model; the dots are the "
+            f"{len(index):,} chunks shown in the drill-down."
+        )
+    return Chart(figure_json(fig), note)
 
 
 def label_breakdown(files: RunFiles) -> Chart:

@@ -9,6 +9,7 @@ from typing import Any
 from chatledger.core import RECORDED_PREFIX
 from chatledger.report._charts import LAYERS, interval
 from chatledger.report._load import RunFiles
+from chatledger.report._select import DrillSelection
 from chatledger.score import DegenerateOutputs
 from chatledger.simulate import SIMULATED_PREFIX
 
@@ -51,8 +52,10 @@ class ConsumerView:
     name: str
     agreement: float | None
     details: list[tuple[str, str]]
-    missed: list[EventLine] = field(default_factory=list)
+    missed: list[EventLine] = field(default_factory=list)  # the first EVENT_CAP
     invented: list[EventLine] = field(default_factory=list)
+    n_missed: int = 0  # all of them
+    n_invented: int = 0
 
 
 def is_simulated(name: str) -> bool:
@@ -241,7 +244,9 @@ _COUNT_KEYS = (("n_reference", "reference events"), ("n_challenger", "challenger
 
 
 def downstream_views(files: RunFiles) -> dict[str, list[ConsumerView]]:
-    """Per model, each consumer's agreement and the events the challenger missed or invented."""
+    """Per model, each consumer's agreement and the events the challenger missed or invented
+    (as many as were read: the first ``EVENT_CAP`` of each kind; downstream.json holds them
+    all). A chunk id links to the drill-down when that chunk is shown there."""
     data = (files.downstream or {}).get("models") or {}
     index = {c.chunk_id: i for i, c in enumerate(files.chunks or [])}
     out: dict[str, list[ConsumerView]] = {}
@@ -251,13 +256,16 @@ def downstream_views(files: RunFiles) -> dict[str, list[ConsumerView]]:
         for consumer, result in consumers.items():
             details = [(label, f"{result[k]:.3f}") for k, label in _DETAIL_KEYS if k in result]
             details += [(label, str(result[k])) for k, label in _COUNT_KEYS if k in result]
+            missed, invented = result.get("missed", []), result.get("invented", [])
             views.append(
                 ConsumerView(
                     name=consumer,
                     agreement=result.get("agreement"),
                     details=details,
-                    missed=[_event_line(consumer, e, index) for e in result.get("missed", [])],
-                    invented=[_event_line(consumer, e, index) for e in result.get("invented", [])],
+                    missed=[_event_line(consumer, e, index) for e in missed],
+                    invented=[_event_line(consumer, e, index) for e in invented],
+                    n_missed=int(result.get("n_missed", len(missed))),
+                    n_invented=int(result.get("n_invented", len(invented))),
                 )
             )
         out[name] = views
@@ -273,23 +281,27 @@ def consumer_names(files: RunFiles) -> list[str]:
     return names
 
 
-def chunk_index(files: RunFiles) -> list[dict[str, Any]]:
-    """The drill-down's list of chunks, grouped by conversation, with each model's chunk score."""
+def chunk_index(files: RunFiles, selection: DrillSelection | None = None) -> list[dict[str, Any]]:
+    """The drill-down's list of chunks, grouped by conversation, with each model's chunk score
+    (and, when the page shows a selection, why each chunk is in it)."""
     groups: dict[str, list[dict[str, Any]]] = {}
+    lowest = selection.lowest_for if selection is not None and selection.sampled else {}
     for i, chunk in enumerate(files.chunks or []):
         scores = [
             (name, files.chunk_value(name, chunk.chunk_id, "extraction", "composite"))
             for name in files.model_names
         ]
-        groups.setdefault(chunk.conversation_id or "(no conversation id)", []).append(
-            {
-                "index": i,
-                "chunk_id": chunk.chunk_id,
-                "title": chunk.title or "",
-                "n_messages": len(chunk.messages),
-                "scores": scores,
-            }
-        )
+        entry: dict[str, Any] = {
+            "index": i,
+            "chunk_id": chunk.chunk_id,
+            "title": chunk.title or "",
+            "n_messages": len(chunk.messages),
+            "scores": scores,
+        }
+        if selection is not None and selection.sampled:
+            models = lowest.get(chunk.chunk_id)
+            entry["why"] = f"lowest for {', '.join(models)}" if models else "sample"
+        groups.setdefault(chunk.conversation_id or "(no conversation id)", []).append(entry)
     return [{"conversation": k, "chunks": v} for k, v in groups.items()]
 
 

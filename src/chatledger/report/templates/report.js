@@ -7,14 +7,16 @@
   var el = shared.el;
   var STATUS = ["match", "differs", "missed", "invented", "duplicate"];
 
-  /* The judge chart: a click on a chunk's dot opens that chunk -------------------------- */
+  /* The judge chart: a click on a chunk's dot opens that chunk (customdata is
+   * [drill-down index or -1 when the chunk is not shown there, model index]) ------------ */
   function setupJudgeClicks() {
     var judges = document.querySelector('[data-figure="judge-distribution"]');
     if (judges && judges.on) {
       judges.on("plotly_click", function (event) {
         var point = event.points && event.points[0];
-        if (point && typeof point.customdata === "number" && point.customdata >= 0) {
-          openChunk(point.customdata, point.curveNumber);
+        var target = point && point.customdata;
+        if (target && typeof target[0] === "number" && target[0] >= 0) {
+          openChunk(target[0], target[1]);
         }
       });
     }
