@@ -125,7 +125,9 @@ def test_a_structbench_run_with_two_models_and_two_strategies_reports_the_compar
     run = write_structbench_run(
         tmp_path / "run", read_dataset(dataset), files, dataset_path=dataset, n_resamples=200
     )
-    block = run.run["strategy_vs_model"]
+    effects = run.run.strategy_vs_model
+    assert effects is not None
+    block = effects.model_dump(mode="json")
     assert (block["models"], block["strategies"], block["documents"]) == (
         ["big", "small"], ["s1", "s2"], 4,
     )  # fmt: skip
@@ -146,4 +148,4 @@ def test_a_structbench_run_with_two_models_and_two_strategies_reports_the_compar
     single = write_structbench_run(
         tmp_path / "one", read_dataset(dataset), files[:2], dataset_path=dataset, n_resamples=0
     )
-    assert "strategy_vs_model" not in single.run
+    assert single.run.strategy_vs_model is None

@@ -262,8 +262,16 @@ def test_baseline_writes_a_run_dir_too(
     (row,) = _run_json(run_dir)["models"]
     assert row["name"] == "rules:structbench-v1/rule_baseline"
     assert {k: row[k] for k in ROW_KEYS} == {k: json.loads(printed)[k] for k in ROW_KEYS}
-    assert row["intervals"] == {}  # --resamples 0: no intervals, no ci rows
+    assert set(row["intervals"].values()) == {None}  # --resamples 0: no intervals
     assert (run_dir / REPORT_FILE).is_file()
+    # Written by the typed record (version 2), with the inputs it read and their hashes.
+    from chatledger.record import StructbenchRun, read_run_record
+
+    record = read_run_record(run_dir)
+    assert isinstance(record, StructbenchRun) and record.schema_version == 2
+    assert [i.role for i in record.inputs] == ["dataset", "predictions"]
+    assert record.inputs[0].sha256 == record.dataset.sha256
+    assert record.inputs[1].path == str(predictions.resolve())
 
 
 class _Tags(HTMLParser):

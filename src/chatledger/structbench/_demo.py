@@ -27,7 +27,7 @@ class StructbenchDemo:
             "predictions": str(self.predictions),
             "run": str(self.run.out_dir),
             "report": str(self.report),
-            "n": self.run.run["n"],
+            "n": self.run.run.n,
             "leaderboard": self.run.leaderboard,
             "seconds": self.seconds,
         }
