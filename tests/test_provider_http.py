@@ -2,7 +2,8 @@
 
 - the keep-alive pool against a raw server on 127.0.0.1 that sends exactly the bytes a test
   wants (chunked bodies split byte by byte, gzip, ``connection: close``, HTTP/1.0, an interim
-  100, an idle connection the server closed, a reply that never comes);
+  100, an idle connection the server closed, a reply that never comes), and over TLS with the
+  SDK's certificate store (``SSL_CERT_FILE`` included);
 - the OpenAI provider over the lean path and over the SDK give the same answers, errors,
   retries and request bodies for every fault the scripted server can play, and send the same
   headers; a proxy in the environment, ``http_client="sdk"`` and a redirect go through the SDK;
@@ -19,6 +20,9 @@ import gzip
 import hashlib
 import json
 import math
+import shutil
+import ssl
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +46,12 @@ from chatledger.providers import (
 from chatledger.providers._base import WireCall
 from chatledger.providers._cache import KEY_VERSION, EncodedJson
 from chatledger.providers._fastcheck import Unsupported, compile_check
-from chatledger.providers._http import HttpConnectionError, HttpPool, build_template
+from chatledger.providers._http import (
+    HttpConnectionError,
+    HttpPool,
+    _sdk_ssl_context,
+    build_template,
+)
 from chatledger.providers._model_id import parse_model_id
 from chatledger.providers._structured import schema_facts, validation_error
 from fakes.llm_server import (
@@ -686,3 +695,57 @@ def test_the_body_with_the_encoded_schema_decodes_to_the_body(
     )
     body = chosen._body(call)
     assert json.loads(chosen._payload(call, body)) == body
+
+
+# --- TLS ---------------------------------------------------------------------------------------
+
+
+def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A throwaway CA and a certificate for 127.0.0.1 signed by it (openssl)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("needs the openssl command")
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    steps = [
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+         "-days", "2", "-subj", "/CN=chatledger-test-ca"],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+         "-subj", "/CN=127.0.0.1"],
+        ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+         "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "san.ext"],
+    ]  # fmt: skip
+    for step in steps:
+        subprocess.run([openssl, *step], cwd=folder, check=True, capture_output=True, timeout=60)
+    return folder / "ca.pem", folder / "server.pem", folder / "server.key"
+
+
+def test_https_uses_the_sdks_certificate_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ca, certificate, key = make_certificates(tmp_path)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(certificate, key)
+
+    async def go() -> tuple[bytes, int]:
+        server = RawServer(lambda n: [reply(b'{"tls": true}')])
+        listening = await asyncio.start_server(server.handle, "127.0.0.1", 0, ssl=context)
+        port = listening.sockets[0].getsockname()[1]
+        url = f"https://127.0.0.1:{port}"
+        try:
+            # Unknown CA: refused, as the SDK would refuse it.
+            monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+            with pytest.raises(HttpConnectionError, match="SSLCertVerificationError"):
+                await post(HttpPool(url, ssl_context=_sdk_ssl_context), url)
+            # The CA given the way httpx (and so the SDK) reads it: the certificate verifies.
+            monkeypatch.setenv("SSL_CERT_FILE", str(ca))
+            pool = HttpPool(url, ssl_context=_sdk_ssl_context)
+            bodies = [(await post(pool, url)).body for _ in range(2)]
+            await pool.aclose()
+            assert bodies[0] == bodies[1]
+            return bodies[0], pool.opened
+        finally:
+            for writer in server.writers:
+                writer.close()
+            listening.close()
+
+    assert run(go()) == (b'{"tls": true}', 1)
