@@ -155,3 +155,29 @@ def test_executor_specs() -> None:
     for bad in ("threads", "processes:0", "processes:x", "local:2"):
         with pytest.raises(InputError):
             parse_executor(bad)
+
+
+def test_dask_connects_to_a_running_cluster(
+    demo_config: Path, local_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``dask:ADDRESS`` uses a cluster someone else started (and leaves it running)."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(execute_module, "MIN_BATCH_CHUNKS", 10)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        out = tmp_path / "run"
+        execute_run(load_run_config(demo_config), out, executor=f"dask:{cluster.scheduler_address}")
+        assert _digests(out) == _digests(local_run)
+        record = read_run_record(out)
+        assert record.executor == f"dask:{cluster.scheduler_address}"
+        assert len(cluster.workers) == 2  # still up
+
+
+def test_a_cluster_that_cannot_be_reached_is_one_line(demo_config: Path, tmp_path: Path) -> None:
+    from chatledger.core import EnvironmentFault
+
+    with pytest.raises(EnvironmentFault, match="cannot start or reach Dask"):
+        execute_run(
+            load_run_config(demo_config), tmp_path / "run", executor="dask:tcp://127.0.0.1:9"
+        )
