@@ -174,8 +174,13 @@ def test_dask_connects_to_a_running_cluster(
         assert len(cluster.workers) == 2  # still up
 
 
-def test_a_cluster_that_cannot_be_reached_is_one_line(demo_config: Path, tmp_path: Path) -> None:
+def test_a_cluster_that_cannot_be_reached_is_one_line(
+    demo_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from chatledger.core import EnvironmentFault
+    from chatledger.runs import _executors
+
+    monkeypatch.setattr(_executors, "DASK_CONNECT_TIMEOUT_S", 2.0)
 
     with pytest.raises(EnvironmentFault, match="cannot start or reach Dask"):
         execute_run(

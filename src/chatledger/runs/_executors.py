@@ -31,6 +31,7 @@ U = TypeVar("U")
 R = TypeVar("R")
 
 EXECUTOR_KINDS = ("local", "processes", "dask")
+DASK_CONNECT_TIMEOUT_S = 30.0  # how long to wait for a scheduler at dask:ADDRESS
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ class DaskExecutor(Executor):
                 )
                 self._client = distributed.Client(self._cluster)
             else:
-                self._client = distributed.Client(address, timeout=30)
+                self._client = distributed.Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
         except OSError as exc:
             if self._cluster is not None:
                 self._cluster.close()
