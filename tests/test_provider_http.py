@@ -625,6 +625,54 @@ def test_the_compiled_check_follows_jsonschema_on_the_edge_cases() -> None:
     assert compile_check({"items": {"$ref": "#"}, "type": "array"})([[[]]])
 
 
+ODD_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "it's \"quoted\"\n": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 3},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 2}, "minItems": 1,
+                 "maxItems": 2},
+        "one": {"oneOf": [{"type": "string"}, {"enum": ["x", True]}]},
+        "both": {"allOf": [{"type": "number"}, {"minimum": 1.5}]},
+        "tree": {"$ref": "#/$defs/node"},
+    },
+    "additionalProperties": {"type": "boolean"},
+    "$defs": {"node": {"type": "object",
+                       "properties": {"kids": {"items": {"$ref": "#/$defs/node"}}},
+                       "additionalProperties": False}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        {'it\'s "quoted"\n': 2},
+        {'it\'s "quoted"\n': 3},
+        {'it\'s "quoted"\n': 0.5},
+        {"tags": []},
+        {"tags": ["ab", "c"]},
+        {"tags": ["abc"]},
+        {"tags": ["a", "b", "c"]},
+        {"one": "y"},
+        {"one": "x"},  # both alternatives: not exactly one
+        {"one": True},
+        {"one": 1},
+        {"both": 1.5},
+        {"both": 1},
+        {"both": True},
+        {"extra": False},
+        {"extra": 0},
+        {"tree": {"kids": [{"kids": []}, {}]}},
+        {"tree": {"kids": [{"kids": [{"leaf": 1}]}]}},
+        [],
+        "text",
+    ],
+)
+def test_the_compiled_check_agrees_with_jsonschema_on_rarer_keywords(value: Any) -> None:
+    validator = Draft202012Validator(ODD_SCHEMA)
+    assert compile_check(ODD_SCHEMA)(value) is validator.is_valid(value)
+
+
 @pytest.mark.parametrize(
     ("schema", "good", "bad"),
     [
