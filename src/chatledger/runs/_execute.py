@@ -219,7 +219,9 @@ class _Run:
                     gold_path=str(gold_path),
                 )
             )
+        t0 = time.perf_counter()
         described = self.pool.map(run_unit, units)
+        self.timings["facts_s"] = time.perf_counter() - t0
         index: ChunkIndex = described[0]
         reference_facts: ModelFacts = described[1]
         challenger_facts: list[ModelFacts] = described[2 : 2 + len(challenger_paths)]
@@ -244,6 +246,8 @@ class _Run:
         t0 = time.perf_counter()
         grouped: list[list[BatchResult]] = self.pool.map(run_unit, groups)
         compute_s = time.perf_counter() - t0
+        # Wall time of the units on the executor (the part more workers can shorten).
+        self.timings["units_s"] = compute_s
         by_model: dict[str, list[BatchResult]] = {}
         for group_units, group_results in zip(groups, grouped, strict=True):
             for unit, batch in zip(group_units.units, group_results, strict=True):
