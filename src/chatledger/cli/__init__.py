@@ -55,4 +55,5 @@ def _configure_logging() -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     _app.on_command_start = _configure_logging
+    _app.ENTRY_POINT = True
     sys.exit(_main())

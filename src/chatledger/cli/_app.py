@@ -106,6 +106,9 @@ _OWN_COMMANDS = ("schema", "score")
 # Called once when a command starts running (not for --help or a usage error): the entry
 # point sets it to configure logging (chatledger.cli.main).
 on_command_start: Callable[[], None] | None = None
+# True in the ``chatledger`` process itself (set by chatledger.cli.main), which ends after
+# the command; False for a caller of :func:`main` that goes on running.
+ENTRY_POINT = False
 
 
 class LazyGroup(TyperGroup):
@@ -136,9 +139,12 @@ class LazyGroup(TyperGroup):
 
     def invoke(self, ctx: Context) -> Any:
         global on_command_start
-        start, on_command_start = on_command_start, None
-        if start is not None:
-            start()
+        # The group runs before its command parses its options: a command's --help is not
+        # a command starting.
+        if "--help" not in ctx.args and "--help" not in ctx._protected_args:
+            start, on_command_start = on_command_start, None
+            if start is not None:
+                start()
         return super().invoke(ctx)
 
     def get_help_option(self, ctx: Context) -> Any:
@@ -207,7 +213,8 @@ def _import_rich_help() -> None:
     """
     # The process ends once the help is printed: what exists now (every module) is left out
     # of the collector's final walk at exit, a third of the run of ``chatledger --help``.
-    gc.freeze()
+    if ENTRY_POINT:
+        gc.freeze()
     if "typer.rich_utils" in sys.modules:
         return
     from types import ModuleType
@@ -370,10 +377,13 @@ def run_score(
         config = load_scoring_config(weights, schema_version=schema, matcher=matcher)
     else:
         config = ScoringConfig.default(schema, matcher or "token_set")
-    # Everything imported so far lives until the process ends: the collector need not walk
-    # it again on every full collection while the files are read and scored.
+    # Everything imported so far lives on: the collector need not walk it again on every full
+    # collection while the files are read and scored.
     gc.freeze()
-    return score_files(reference, challenger, chunks, config, on_long_chunks=warn_long_chunks)
+    try:
+        return score_files(reference, challenger, chunks, config, on_long_chunks=warn_long_chunks)
+    finally:
+        gc.unfreeze()
 
 
 @app.command("score")
