@@ -112,7 +112,7 @@ class RunFiles:
     reference: ExtractionFile | None = None
     challengers: dict[str, ExtractionFile] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    paths: dict[str, Path] = field(default_factory=dict)  # "chunks", "reference", model names
+    paths: dict[str, Path] = field(default_factory=dict)  # chunks, reference, model:<name>
 
     @property
     def model_names(self) -> list[str]:
@@ -157,7 +157,8 @@ def load_run_files(run_dir: Path) -> RunFiles:
     run = read_run_record(run_dir)
     if not isinstance(run, ConversationRun):
         raise InputError(
-            "a structbench run directory: its report is build_structbench_report's", path=run_dir
+            "a structbench run directory (run.json task): build_structbench_report reports it",
+            path=run_dir,
         )
     files = RunFiles(run_dir=run_dir, run=run)
     scores_path = run_dir / SCORES_FILE
