@@ -107,3 +107,20 @@ def test_the_rich_stand_ins_defer_to_the_real_classes() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "chatledger" / "data" / "examples"
+
+
+def test_score_loads_only_what_scoring_uses(tmp_path: Path) -> None:
+    args = ["score", "--format", "json", "--chunks", str(EXAMPLES / "chunks.jsonl")]
+    for role in ("reference", "challenger"):
+        args += [f"--{role}", str(EXAMPLES / f"{role}.jsonl")]
+    done = run(LAZY, *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = modules_imported(done.stderr)
+    assert {"chatledger.score._stream", "rapidfuzz", "msgspec"} <= names
+    # one function of scipy.optimize, not the package; no other command's machinery
+    unused = {"scipy.optimize", "scipy.linalg", "scipy.stats", "yaml", "chatledger.corpus._ami"}
+    assert not unused & names
+    assert not {f"chatledger.cli.{m}" for m in ALL_MODULES} & names
