@@ -113,6 +113,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--executors", nargs="+", default=list(EXECUTORS))
+    parser.add_argument("--out", default="bench_executors.json", help="file in results/")
     args = parser.parse_args()
     results: dict[str, object] = {"repeats": args.repeats, "cores": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,7 +141,7 @@ def main() -> None:
                     entry["speedup_vs_local"] = local_wall / float(entry["median_wall_s"])  # type: ignore[arg-type]
             results[str(size)] = by_executor
     print(json.dumps(results, indent=2))
-    out = Path(__file__).parent / "results" / "bench_executors.json"
+    out = Path(__file__).parent / "results" / args.out
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
 
