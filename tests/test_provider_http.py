@@ -210,6 +210,22 @@ def test_a_chunked_reply_split_byte_by_byte_is_read_whole() -> None:
     assert connections == 1  # a complete chunked reply leaves the connection reusable
 
 
+def test_a_large_reply_of_many_small_chunks_is_read_whole() -> None:
+    parts = [f"{i:05d}".encode() * 10 for i in range(2000)]  # 100 kB in 2,000 chunks
+    chunked = b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in parts) + b"0\r\n\r\n"
+    raw = reply(chunked, "transfer-encoding: chunked")
+
+    async def go() -> bytes:
+        server = RawServer(lambda n: [raw])
+        async with server as url:
+            pool = HttpPool(url)
+            body = (await post(pool, url)).body
+            await pool.aclose()
+        return bytes(body)
+
+    assert run(go()) == b"".join(parts)
+
+
 def test_a_gzip_body_is_decoded() -> None:
     payload = json.dumps({"text": "é" * 50}).encode()
     raw = reply(gzip.compress(payload), "content-encoding: gzip")

@@ -256,45 +256,54 @@ class _Connection(asyncio.Protocol):
             self._keep_alive = False
 
     def _read_chunks(self) -> None:
+        # Read from a position and cut the buffer once at the end: cutting it after every
+        # chunk would move the rest of a large reply once per chunk.
         buffer = self._buffer
-        while True:
-            if self._in_trailers:
-                end = buffer.find(b"\r\n")
-                if end < 0:
-                    return
-                line = bytes(buffer[:end])
-                del buffer[: end + 2]
-                if not line:
-                    if buffer:
-                        self._keep_alive = False
-                    self._finish(b"".join(self._chunks))
-                    return
-                continue
-            if self._chunk_left < 0:
-                end = buffer.find(b"\r\n")
-                if end < 0:
-                    if len(buffer) > 4096:
-                        raise HttpConnectionError("a chunk size line is too long", replied=True)
-                    return
-                size_text = bytes(buffer[:end]).split(b";", 1)[0].strip()
-                del buffer[: end + 2]
-                try:
-                    size = int(size_text, 16)
-                except ValueError:
-                    raise HttpConnectionError(
-                        "the reply's chunk size is malformed", replied=True
-                    ) from None
-                if size == 0:
-                    self._in_trailers = True
+        position = 0
+        try:
+            while True:
+                if self._in_trailers:
+                    end = buffer.find(b"\r\n", position)
+                    if end < 0:
+                        return
+                    line = bytes(buffer[position:end])
+                    position = end + 2
+                    if not line:
+                        if len(buffer) > position:
+                            self._keep_alive = False
+                        self._finish(b"".join(self._chunks))
+                        return
                     continue
-                self._chunk_left = size
-            if len(buffer) < self._chunk_left + 2:
-                return
-            self._chunks.append(bytes(buffer[: self._chunk_left]))
-            if buffer[self._chunk_left : self._chunk_left + 2] != b"\r\n":
-                raise HttpConnectionError("the reply's chunk is malformed", replied=True)
-            del buffer[: self._chunk_left + 2]
-            self._chunk_left = -1
+                if self._chunk_left < 0:
+                    end = buffer.find(b"\r\n", position)
+                    if end < 0:
+                        if len(buffer) - position > 4096:
+                            raise HttpConnectionError("a chunk size line is too long", replied=True)
+                        return
+                    size_text = bytes(buffer[position:end]).split(b";", 1)[0].strip()
+                    position = end + 2
+                    try:
+                        size = int(size_text, 16)
+                    except ValueError:
+                        raise HttpConnectionError(
+                            "the reply's chunk size is malformed", replied=True
+                        ) from None
+                    if size < 0:
+                        raise HttpConnectionError("a chunk size is negative", replied=True)
+                    if size == 0:
+                        self._in_trailers = True
+                        continue
+                    self._chunk_left = size
+                end = position + self._chunk_left
+                if len(buffer) < end + 2:
+                    return
+                if buffer[end : end + 2] != b"\r\n":
+                    raise HttpConnectionError("the reply's chunk is malformed", replied=True)
+                self._chunks.append(bytes(buffer[position:end]))
+                position = end + 2
+                self._chunk_left = -1
+        finally:
+            del buffer[:position]
 
 
 class HttpPool:
