@@ -531,8 +531,8 @@ class _Run:
                 verdicts[judge.name] = dict(zip(usable, judge.judge_many(pairs), strict=True))
         names = [j.name for j in self.config.judges]
         names = [n for n in names if n in verdicts]
-        for name in names:
-            verdicts[name] = {c: verdicts[name][c] for c in usable}
+        # In the panel's order (the agreement statistics name judges in it), usable chunks only.
+        verdicts = {name: {c: verdicts[name][c] for c in usable} for name in names}
         judged = aggregate_verdicts(names, index.chunk_ids, usable, verdicts)
         rows = judge_rows(plan.name, index.chunk_ids, judged)
         composites = {j.chunk_id: j.composite for j in judged.chunks}
