@@ -2,7 +2,7 @@
 
 For each size and executor the run is a fresh process (`chatledger run --no-report`); wall time
 is measured around it and peak memory is the largest sum of RSS over the process and all its
-descendants (the worker processes), sampled every 50 ms from /proc. Ratios are against
+descendants (the worker processes), sampled every 250 ms from /proc. Ratios are against
 `local` measured in the same invocation, medians over the repeats. Run:
     python benchmarks/bench_executors.py [--sizes 1000 10000] [--repeats 3]
 Writes benchmarks/results/bench_executors.json.
@@ -94,7 +94,7 @@ def run_once(config: Path, out: Path, executor: str) -> dict[str, float]:
         nonlocal peak
         while not done.is_set():
             peak = max(peak, _tree_rss_kb(process.pid))
-            time.sleep(0.05)
+            time.sleep(0.25)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
