@@ -503,3 +503,33 @@ class _Noise:
                 if rng.random() > 0.2
             ],
         }
+
+
+def write_run_corpus(directory: Path, n_chunks: int, name: str) -> Path:
+    """A whole-run benchmark's inputs: the corpus, two simulated challengers beside the synthetic
+    one (b: 20 % of items dropped; c: paraphrased and polarities flipped), and the run config
+    with all three layers and the grounding judge; returns the config's path."""
+    from chatledger.corpus import read_chunks, read_extractions
+    from chatledger.simulate import simulate_records, write_records
+
+    chunks_path, _reference_path, challenger_path = generate(n_chunks, seed=0).write(directory)
+    chunks = read_chunks(chunks_path)
+    challenger = read_extractions(challenger_path).records
+    edits = (("b", [("drop", 0.2)]), ("c", [("paraphrase", 0.3), ("flip_polarity", 0.3)]))
+    for label, ops in edits:
+        write_records(
+            simulate_records(challenger, chunks, ops, seed=1, label=label),
+            directory / f"challenger_{label}.jsonl",
+        )
+    files = ["challenger.jsonl", "challenger_b.jsonl", "challenger_c.jsonl"]
+    config = {
+        "name": name,
+        "chunks": "chunks.jsonl",
+        "reference": "reference.jsonl",
+        "challengers": [{"file": f, "name": f.removesuffix(".jsonl")} for f in files],
+        "layers": ["extraction", "judge", "downstream"],
+        "judges": ["grounding"],
+    }
+    path = directory / "run.yaml"
+    path.write_text(json.dumps(config))
+    return path

@@ -21,38 +21,13 @@ import threading
 import time
 from pathlib import Path
 
-from _synthetic import generate  # the script's folder is on sys.path
-from chatledger.corpus import read_chunks, read_extractions
-from chatledger.simulate import simulate_records, write_records
+from _synthetic import write_run_corpus  # the script's folder is on sys.path
 
 EXECUTORS = ("local", "processes:2", "dask")
 
 
 def prepare(directory: Path, n_chunks: int) -> Path:
-    corpus = generate(n_chunks, seed=0)
-    chunks_path, _reference, challenger_path = corpus.write(directory)
-    chunks = read_chunks(chunks_path)
-    challenger = read_extractions(challenger_path).records
-    for label, ops in (
-        ("b", [("drop", 0.2)]),
-        ("c", [("paraphrase", 0.3), ("flip_polarity", 0.3)]),
-    ):
-        write_records(
-            simulate_records(challenger, chunks, ops, seed=1, label=label),
-            directory / f"challenger_{label}.jsonl",
-        )
-    files = ["challenger.jsonl", "challenger_b.jsonl", "challenger_c.jsonl"]
-    config = {
-        "name": f"bench-{n_chunks}",
-        "chunks": "chunks.jsonl",
-        "reference": "reference.jsonl",
-        "challengers": [{"file": f, "name": f.removesuffix(".jsonl")} for f in files],
-        "layers": ["extraction", "judge", "downstream"],
-        "judges": ["grounding"],
-    }
-    path = directory / "run.yaml"
-    path.write_text(json.dumps(config))
-    return path
+    return write_run_corpus(directory, n_chunks, f"bench-{n_chunks}")
 
 
 def _tree_rss_kb(root: int) -> int:

@@ -25,9 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from _synthetic import generate  # the script's folder is on sys.path
-from chatledger.corpus import read_chunks, read_extractions
-from chatledger.simulate import simulate_records, write_records
+from _synthetic import write_run_corpus  # the script's folder is on sys.path
 
 RESULTS = Path(__file__).resolve().parent / "results" / "bench_report.json"
 
@@ -58,31 +56,7 @@ print(json.dumps({"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
 
 
 def prepare(directory: Path, n_chunks: int) -> Path:
-    """The corpus, two simulated challengers beside the synthetic one, and the run config."""
-    corpus = generate(n_chunks, seed=0)
-    chunks_path, _reference_path, chal_path = corpus.write(directory)
-    chunks = read_chunks(chunks_path)
-    challenger = read_extractions(chal_path).records
-    for label, ops in (
-        ("b", [("drop", 0.2)]),
-        ("c", [("paraphrase", 0.3), ("flip_polarity", 0.3)]),
-    ):
-        write_records(
-            simulate_records(challenger, chunks, ops, seed=1, label=label),
-            directory / f"challenger_{label}.jsonl",
-        )
-    files = ["challenger.jsonl", "challenger_b.jsonl", "challenger_c.jsonl"]
-    config = {
-        "name": f"bench-report-{n_chunks}",
-        "chunks": "chunks.jsonl",
-        "reference": "reference.jsonl",
-        "challengers": [{"file": f, "name": f.removesuffix(".jsonl")} for f in files],
-        "layers": ["extraction", "judge", "downstream"],
-        "judges": ["grounding"],
-    }
-    path = directory / "run.yaml"
-    path.write_text(json.dumps(config))
-    return path
+    return write_run_corpus(directory, n_chunks, f"bench-report-{n_chunks}")
 
 
 def child(code: str, *args: str) -> dict[str, Any]:
