@@ -145,6 +145,18 @@ def score_chunk(
     )
 
 
+def covered_scorers(
+    scorers: list[tuple[str, FieldScorer]], covers: tuple[str, ...] | None
+) -> list[tuple[str, FieldScorer]]:
+    """The scorers of the fields a reference record covers (all of them without ``covers``)."""
+    return scorers if covers is None else [s for s in scorers if s[0] in covers]
+
+
+def zero_scores(chunk_scorers: list[tuple[str, FieldScorer]]) -> dict[str, FieldScore]:
+    """Every field 0: a chunk whose challenger extraction is missing or invalid."""
+    return {name: FieldScore.zero(FIELD_SCORERS.get(name).components) for name, _ in chunk_scorers}
+
+
 def _scorers(config: ScoringConfig) -> list[tuple[str, FieldScorer]]:
     """The scorer of every field of the config's schema, looked up once per run."""
     return [(name, FIELD_SCORERS.get(name).fn) for name in config.fields]
@@ -217,14 +229,10 @@ def score_records(
             excluded.append(chunk_id)
             continue
         record = challenger.get(chunk_id)
-        covers = ref_record.covers
-        chunk_scorers = scorers if covers is None else [s for s in scorers if s[0] in covers]
+        chunk_scorers = covered_scorers(scorers, ref_record.covers)
         if record is None or record.extraction is None:
             status = RecordStatus.MISSING if record is None else record.status
-            zero = {
-                name: FieldScore.zero(FIELD_SCORERS.get(name).components)
-                for name, _ in chunk_scorers
-            }
+            zero = zero_scores(chunk_scorers)
             results.append(ChunkResult(chunk_id, status, zero))
             continue
         chunk = by_id.get(chunk_id)

@@ -24,9 +24,10 @@ from chatledger.score._run import (
     ScoreReport,
     _score_fields,
     _scorers,
+    covered_scorers,
     unknown_ids,
+    zero_scores,
 )
-from chatledger.score._types import FIELD_SCORERS, FieldScore
 
 
 def score_files(
@@ -72,14 +73,10 @@ def score_files(
             excluded.append(chunk_id)
             continue
         record = chal.take(chunk_id)
-        covers = ref_record.covers
-        chunk_scorers = scorers if covers is None else [s for s in scorers if s[0] in covers]
+        chunk_scorers = covered_scorers(scorers, ref_record.covers)
         if record is None or record.extraction is None:
             status = RecordStatus.MISSING if record is None else record.status
-            zero = {
-                name: FieldScore.zero(FIELD_SCORERS.get(name).components)
-                for name, _ in chunk_scorers
-            }
+            zero = zero_scores(chunk_scorers)
             totals.add(status, zero)
             counts[status] += 1
             continue
