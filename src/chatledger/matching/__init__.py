@@ -1,6 +1,10 @@
-"""One implementation of matching, used by every field: similarity matrices + optimal assignment."""
+"""One implementation of matching, used by every field: similarity matrices + optimal assignment.
+
+Subjects are compared on their content words (one stop-word list, :data:`STOP_WORDS`).
+"""
 
 from chatledger.matching._kernel import (
+    CREDIT_UNIT,
     KERNEL_CLOCK,
     FloatMatrix,
     IndexArrayPair,
@@ -16,10 +20,14 @@ from chatledger.matching._matchers import (
     TokenSetMatcher,
     get_matcher,
 )
+from chatledger.matching._stopwords import STOP_WORDS
+from chatledger.matching._subjects import content_words, subject_consistency, subject_similarity
 
 __all__ = [
+    "CREDIT_UNIT",
     "KERNEL_CLOCK",
     "MATCHERS",
+    "STOP_WORDS",
     "FloatMatrix",
     "GuardedMatcher",
     "IndexArrayPair",
@@ -27,7 +35,10 @@ __all__ = [
     "TextMatcher",
     "TokenSetMatcher",
     "assign",
+    "content_words",
     "get_matcher",
     "preprocess",
+    "subject_consistency",
+    "subject_similarity",
     "token_set_matrix",
 ]

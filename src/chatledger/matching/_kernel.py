@@ -63,6 +63,11 @@ IndexArrayPair = tuple[IndexArray, IndexArray]
 
 _EMPTY_INDEX: IndexArray = np.zeros(0, dtype=np.intp)
 
+# Credit-first assignment (:func:`assign` with ``credit``): the default step of credits (the
+# entities' 1 and 0.5) and the strict upper bound τ of a 0–100 score plus a tie bonus < 1.
+CREDIT_UNIT = 0.5
+SIMILARITY_CEILING = 101.0
+
 
 @dataclass
 class KernelClock:
@@ -113,12 +118,39 @@ def token_set_matrix(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
     return scores
 
 
-def assign(scores: FloatMatrix, cutoff: float, bonus: FloatMatrix | None = None) -> IndexArrayPair:
+def assign(
+    scores: FloatMatrix,
+    cutoff: float,
+    bonus: FloatMatrix | None = None,
+    credit: FloatMatrix | None = None,
+    *,
+    credit_unit: float = CREDIT_UNIT,
+) -> IndexArrayPair:
     """Optimal one-to-one matching: the most pairs with score ≥ cutoff, then the highest total.
 
     Weights are ``where(S ≥ cutoff, C + S (+ bonus), 0)`` with ``C = 100·(min(m, n) + 1)``: one
     more match is always worth more than any gain in similarity, so the count is maximal.
     Pairs below the cutoff are never returned. ``bonus`` (< 1 per pair) only breaks ties.
+
+    ``credit`` (same shape; whole multiples of ``credit_unit``, ≥ 0) is for fields whose
+    matched pairs earn unequal credit (entities: 1 exact, 0.5 fuzzy-only). The matching then
+    maximises, in this order, the total credit, the number of matches and the total
+    similarity (DESIGN.md §3): count-first could trade two exact matches for three partial
+    ones. Eligible weights become ``A·u + C′ + t`` with ``u`` the pair's credit in units
+    (``credit / credit_unit``), ``t = S (+ bonus)`` and, for ``k = min(m, n)``:
+
+    - ``τ`` a strict upper bound of every eligible ``t``: 101 for the 0–100 matrices plus a
+      bonus < 1 (``floor(max t) + 1`` if larger); every eligible ``t`` must be ≥ 0;
+    - ``C′ = τ·(k + 1)`` and ``A = (C′ + τ)·k = τ·k·(k + 2)``.
+
+    A matching with ``U`` units, ``N ≤ k`` pairs and similarity ``T`` (``0 ≤ T < τ·N``) weighs
+    ``W = A·U + C′·N + T``. Same ``U``, ``N₁ > N₂``: ``W₁ − W₂ > C′ − τ·(k − 1) = 2τ > 0``.
+    ``U₁ > U₂`` (so ``U₁ ≥ U₂ + 1``, units are integers): ``W₁ − W₂ > A − (C′ + τ)·k = 0``,
+    since ``C′·N₂ + T₂ < (C′ + τ)·k``. Same ``U`` and ``N``: ``T`` decides. The order holds for
+    any ``k``; in float64 the margins (≥ τ, and ≥ C′ between credit levels) stay far above
+    rounding while ``u_max·τ·k³`` is below about 10¹³, i.e. ``k`` up to ~3,000 for entity
+    credits (``u_max = 2``), beyond what a dense assignment solves anyway. The count-first
+    weights above are unchanged when ``credit`` is None.
     """
     if scores.size == 0:
         return _EMPTY_INDEX, _EMPTY_INDEX
@@ -128,8 +160,11 @@ def assign(scores: FloatMatrix, cutoff: float, bonus: FloatMatrix | None = None)
     if not np.count_nonzero(eligible):
         return _EMPTY_INDEX, _EMPTY_INDEX
     m, n = scores.shape
-    big = 100.0 * (min(m, n) + 1)
-    weights = big + (scores if bonus is None else scores + bonus)
+    if credit is None:
+        big = 100.0 * (min(m, n) + 1)
+        weights = big + (scores if bonus is None else scores + bonus)
+    else:
+        weights = _credit_weights(scores, eligible, bonus, credit, credit_unit)
     np.putmask(weights, ~eligible, 0.0)
     clock = KERNEL_CLOCK
     if clock.enabled:
@@ -142,3 +177,30 @@ def assign(scores: FloatMatrix, cutoff: float, bonus: FloatMatrix | None = None)
     if np.count_nonzero(keep) < len(keep):
         rows, cols = rows[keep], cols[keep]
     return rows.astype(np.intp, copy=False), cols.astype(np.intp, copy=False)
+
+
+def _credit_weights(
+    scores: FloatMatrix,
+    eligible: npt.NDArray[np.bool_],
+    bonus: FloatMatrix | None,
+    credit: FloatMatrix,
+    credit_unit: float,
+) -> FloatMatrix:
+    """``A·units + C′ + S (+ bonus)`` of :func:`assign`'s credit-first order (its docstring)."""
+    if credit.shape != scores.shape:
+        raise ValueError(f"credit has shape {credit.shape}, scores {scores.shape}")
+    if not credit_unit > 0:
+        raise ValueError(f"credit_unit must be > 0, got {credit_unit}")
+    units = np.rint(credit / credit_unit)
+    if np.any(units < 0) or not np.allclose(units * credit_unit, credit, rtol=0.0, atol=1e-9):
+        raise ValueError(f"credits must be whole multiples ≥ 0 of {credit_unit}")
+    similarity = scores if bonus is None else scores + bonus
+    values = similarity[eligible]
+    if float(values.min()) < 0.0:
+        raise ValueError("credit-first assignment needs eligible scores (+ bonus) ≥ 0")
+    ceiling = max(SIMILARITY_CEILING, float(np.floor(values.max())) + 1.0)
+    k = min(scores.shape)
+    count_weight = ceiling * (k + 1)
+    credit_weight = (count_weight + ceiling) * k
+    weights: FloatMatrix = credit_weight * units + count_weight + similarity
+    return weights

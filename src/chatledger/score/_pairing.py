@@ -28,9 +28,16 @@ class EntityPairing:
 
 
 def pair_entities(
-    ref: Sequence[Entity], pred: Sequence[Entity], ctx: ScoringContext
+    ref: Sequence[Entity], pred: Sequence[Entity], ctx: ScoringContext, *, credit_first: bool = True
 ) -> EntityPairing:
-    """Name fuzzy ≥ the entity cutoff and the same type; exact-name partners win ties."""
+    """Name fuzzy ≥ the entity cutoff and the same type; the most credit first (DESIGN.md §3).
+
+    A pair earns 1 for the same normalised name, 0.5 for a fuzzy-only match; the assignment
+    maximises total credit, then the number of matches, then name similarity (credit-first
+    :func:`~chatledger.matching.assign`). ``credit_first=False`` is the count-first rule before
+    issue 15 (most matches, exact partners winning ties), kept only so the metric audit can
+    show both.
+    """
     if not ref or not pred:
         return EntityPairing([], [], [], [])
     ref_names = preprocess([e.name for e in ref])
@@ -40,8 +47,12 @@ def pair_entities(
     same_type = np.array([[a.type == t for t in pred_types] for a in ref], dtype=bool)
     exact = np.array([[a == b for b in pred_names] for a in ref_names], dtype=bool)
     scores = np.where(same_type, scores, 0.0)
-    # The bonus (< 1) never changes the match count, only which equally good partner wins.
-    rows, cols = assign(scores, 100.0 * ctx.config.thresholds.entity, bonus=0.5 * exact)
+    cutoff = 100.0 * ctx.config.thresholds.entity
+    if credit_first:
+        rows, cols = assign(scores, cutoff, credit=np.where(exact, 1.0, 0.5))
+    else:
+        # The bonus (< 1) never changes the match count, only which equally good partner wins.
+        rows, cols = assign(scores, cutoff, bonus=0.5 * exact)
     r, c = rows.tolist(), cols.tolist()
     return EntityPairing(
         r,
