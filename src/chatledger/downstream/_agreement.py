@@ -18,6 +18,8 @@ from chatledger.matching import FloatMatrix, assign, preprocess, token_set_matri
 
 TEXT_CUTOFF = 60.0  # fuzzy ≥ 0.60 on the 0-100 scale
 
+Similarity = Callable[[Sequence[str], Sequence[str]], FloatMatrix]  # raw texts → 0-100 matrix
+
 T = TypeVar("T")
 E = TypeVar("E", bound=DownstreamEvent)
 
@@ -41,9 +43,12 @@ def similarity(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
     return expanded
 
 
-def cluster_texts(texts: Sequence[str], cutoff: float = TEXT_CUTOFF) -> list[int]:
+def cluster_texts(
+    texts: Sequence[str], cutoff: float = TEXT_CUTOFF, scorer: Similarity = similarity
+) -> list[int]:
     """Leader clustering in order: each text joins the most similar earlier cluster leader
-    scoring ≥ ``cutoff`` (the earliest on ties), else leads a new cluster.
+    scoring ≥ ``cutoff`` (the earliest on ties), else leads a new cluster. ``scorer`` gives the
+    similarity matrix (default :func:`similarity`; drift passes the subject similarity).
 
     Comparing with leaders only (not every member) stops chains of near-misses from merging
     unrelated texts. Returns the cluster index of each text; cluster ``k``'s leader is the first
@@ -51,7 +56,7 @@ def cluster_texts(texts: Sequence[str], cutoff: float = TEXT_CUTOFF) -> list[int
     """
     if not texts:
         return []
-    scores = similarity(texts, texts)
+    scores = scorer(texts, texts)
     leaders: list[int] = []
     labels: list[int] = []
     for i in range(len(texts)):
@@ -113,12 +118,13 @@ def fuzzy_pairs(
     compatible: Callable[[T, T], bool] | None = None,
     bonus: Callable[[T, T], float] | None = None,
     cutoff: float = TEXT_CUTOFF,
+    scorer: Similarity = similarity,
 ) -> list[tuple[int, int]]:
     """Optimal one-to-one (reference, challenger) index pairs.
 
     Two items can pair only when their ``key`` is equal and ``compatible`` allows it; their
-    score is the similarity of their ``text`` and must reach ``cutoff``. ``bonus`` (< 1) only
-    breaks ties between equally good pairings.
+    score is the ``scorer`` similarity (default :func:`similarity`) of their ``text`` and must
+    reach ``cutoff``. ``bonus`` (< 1) only breaks ties between equally good pairings.
     """
     groups: dict[Hashable, tuple[list[int], list[int]]] = {}
     for i, item in enumerate(reference):
@@ -129,7 +135,7 @@ def fuzzy_pairs(
     for ref_idx, chal_idx in groups.values():
         if not ref_idx or not chal_idx:
             continue
-        scores = similarity(
+        scores = scorer(
             [text(reference[i]) for i in ref_idx], [text(challenger[j]) for j in chal_idx]
         )
         extra = np.zeros_like(scores) if bonus is not None else None

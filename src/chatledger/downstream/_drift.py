@@ -3,15 +3,19 @@
 Claims are read in time order: chunks by position, and within a chunk by the first message each
 claim cites (claims citing no message of the chunk come last, in list order), so two extractions
 that list the same claims in another order still agree. Subjects are clustered across the
-conversation's chunks by fuzzy ≥ 0.60 (leader clustering, :func:`cluster_texts`); an event names
-the cluster by its first-seen subject. A claim without a subject or a speaker cannot drift and is
-skipped. Speakers are resolved to the chunk's participants (fuzzy ≥ 0.70), as in layer 1.
+conversation's chunks by fuzzy ≥ 0.60 on their content words (stop words removed, the one list of
+:mod:`chatledger.matching`, as the claims scorer's subject consistency does, so "the car" and
+"the Fig Tree" are two subjects; leader clustering, :func:`cluster_texts`); an event names the
+cluster by its first-seen subject, and events of the two sides match on the same subject
+similarity. A claim without a subject or a speaker cannot drift and is skipped. Speakers are
+resolved to the chunk's participants (fuzzy ≥ 0.70), as in layer 1.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from chatledger.core import Claim
 from chatledger.downstream._agreement import cluster_texts, fuzzy_pairs, matched_agreement
@@ -23,7 +27,7 @@ from chatledger.downstream._base import (
     DownstreamEvent,
 )
 from chatledger.downstream._conversation import ChunkView, ConversationView
-from chatledger.matching import preprocess
+from chatledger.matching import FloatMatrix, preprocess, subject_similarity
 
 CHUNK_WINDOW = 1  # a drift event matches one at most this many chunk positions away
 
@@ -76,14 +80,28 @@ def _mentions(conversation: ConversationView) -> list[_Mention]:
     return mentions
 
 
-def conversation_drifts(conversation: ConversationView) -> tuple[DriftEvent, ...]:
-    """Every polarity change of every (speaker, subject cluster), in time order."""
+def _subjects(drop_stop_words: bool) -> Callable[[Sequence[str], Sequence[str]], FloatMatrix]:
+    if drop_stop_words:
+        return subject_similarity
+    return partial(subject_similarity, drop_stop_words=False)
+
+
+def conversation_drifts(
+    conversation: ConversationView, *, drop_stop_words: bool = True
+) -> tuple[DriftEvent, ...]:
+    """Every polarity change of every (speaker, subject cluster), in time order.
+
+    ``drop_stop_words=False`` clusters whole subjects (plain token set), the rule before
+    issue 15, kept only so the metric audit can show both.
+    """
+    if not drop_stop_words:
+        return conversation.derived("drift:plain_subjects", partial(_compute_drift, plain=True))
     return conversation.derived("drift", _compute_drift)
 
 
-def _compute_drift(conversation: ConversationView) -> tuple[DriftEvent, ...]:
+def _compute_drift(conversation: ConversationView, plain: bool = False) -> tuple[DriftEvent, ...]:
     mentions = _mentions(conversation)
-    labels = cluster_texts([m.subject for m in mentions])
+    labels = cluster_texts([m.subject for m in mentions], scorer=_subjects(not plain))
     leader: dict[int, str] = {}
     last_polarity: dict[tuple[str, int], str] = {}
     events: list[DriftEvent] = []
@@ -111,12 +129,21 @@ def _compute_drift(conversation: ConversationView) -> tuple[DriftEvent, ...]:
 class DriftConsumer(Consumer[DriftEvent]):
     """Agreement: F1 over optimal one-to-one matches. A pair matches when conversation, speaker
     and direction are equal, the chunks are at most one position apart, and the subjects score
-    fuzzy ≥ 0.60; among equally many matches, same-chunk pairs are preferred."""
+    fuzzy ≥ 0.60 on their content words; among equally many matches, same-chunk pairs are
+    preferred. ``drop_stop_words=False`` (the metric audit's "before") compares whole subjects.
+    """
 
     name = "drift"
 
+    def __init__(self, *, drop_stop_words: bool = True) -> None:
+        self.drop_stop_words = drop_stop_words
+
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[DriftEvent]:
-        events = [e for c in conversations for e in conversation_drifts(c)]
+        events = [
+            e
+            for c in conversations
+            for e in conversation_drifts(c, drop_stop_words=self.drop_stop_words)
+        ]
         return self.output(events, conversations)
 
     def agreement(
@@ -129,5 +156,6 @@ class DriftConsumer(Consumer[DriftEvent]):
             text=lambda e: e.subject,
             compatible=lambda r, c: abs(r.position - c.position) <= CHUNK_WINDOW,
             bonus=lambda r, c: 0.5 if r.position == c.position else 0.0,
+            scorer=_subjects(self.drop_stop_words),
         )
         return matched_agreement(reference.events, challenger.events, pairs)

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from rapidfuzz.utils import default_process
 
 from chatledger.core import CONFIDENCE_FIELDS, ExtractionV3
-from chatledger.matching import preprocess
+from chatledger.matching import preprocess, subject_consistency
 from chatledger.score._calibration import expected_calibration_error
 from chatledger.score._context import ScoringContext
 from chatledger.score._pairing import pair_entities, pair_phases, pair_turning_points
@@ -164,19 +164,13 @@ def score_claims(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> 
 def _subject_consistency(
     ref_subjects: list[str], pred_subjects: list[str], ctx: ScoringContext
 ) -> float:
-    """Do matched claims group into the same subjects on both sides? (DESIGN.md §3)"""
-    k = len(ref_subjects)
+    """Do matched claims group into the same subjects on both sides? (DESIGN.md §3)
+
+    Subjects are compared on their content words (stop words removed, the one list of
+    :mod:`chatledger.matching`) with the configured matcher.
+    """
     cutoff = 100.0 * ctx.config.thresholds.subject
-    if k == 0:
-        return 0.0
-    ref_p, pred_p = preprocess(ref_subjects), preprocess(pred_subjects)
-    if k == 1:
-        return float(ctx.matcher.matrix(ref_p, pred_p)[0, 0] >= cutoff)
-    same_ref = ctx.matcher.matrix(ref_p, ref_p) >= cutoff
-    same_pred = ctx.matcher.matrix(pred_p, pred_p) >= cutoff
-    upper = _upper_triangle(k)
-    agree = same_ref[upper] == same_pred[upper]
-    return int(np.count_nonzero(agree)) / int(agree.size)
+    return subject_consistency(ref_subjects, pred_subjects, cutoff, ctx.matcher)
 
 
 @lru_cache(maxsize=64)
