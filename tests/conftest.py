@@ -7,15 +7,38 @@ Hypothesis strategies can call them too.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from chatledger.core import CONFIDENCE_FIELDS, Chunk, ExtractionRecord, ExtractionV3, RecordStatus
 from chatledger.score import FieldScore, ScoringConfig, score_chunk
 
 PARTICIPANTS = ("Ness Alderton", "Sam Ruiz")
 EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "chatledger" / "data" / "examples"
+# The shared data (AMI, CaSiNo) next to the repository, or where CHATLEDGER_DATA points; the
+# shared example chunk sits beside it, in ``examples/``.
+DEFAULT_SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("CHATLEDGER_DATA", DEFAULT_SHARED_DATA))
+SHARED_EXAMPLES = SHARED_DATA.parent / "examples"
+
+
+def require_shared(path: Path, what: str) -> Path:
+    """``path`` if it exists. Otherwise the test fails in CI (``CI`` set) and is skipped
+    elsewhere, as the browser test treats a missing Chromium: a CI run without the shared data
+    must not pass by skipping every test that reads it."""
+    if path.exists():
+        return path
+    message = (
+        f"{what} not found at {path}: set CHATLEDGER_DATA to the shared data folder (the one "
+        f"holding ami/ and casino/, with examples/ beside it; default {DEFAULT_SHARED_DATA})"
+    )
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must provide the shared data; {message}", pytrace=False)
+    pytest.skip(message)
 
 
 def make_chunk(

@@ -26,15 +26,28 @@ from chatledger.corpus import (
     read_chunks,
     read_extractions,
 )
+from conftest import SHARED_DATA, require_shared
 
-DATA = Path(os.environ.get("CHATLEDGER_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
-AMI = DATA / "ami" / "ami_public_manual_1.6.2"
-CASINO = DATA / "casino"
+AMI = SHARED_DATA / "ami" / "ami_public_manual_1.6.2"
+CASINO = SHARED_DATA / "casino"
 NITE = "{http://nite.sourceforge.net/}"
 MEETINGS = ("ES2002a", "ES2002b", "ES2002c", "ES2002d")
 
-needs_ami = pytest.mark.skipif(not AMI.is_dir(), reason=f"AMI sample not at {AMI}")
-needs_casino = pytest.mark.skipif(not CASINO.is_dir(), reason=f"CaSiNo not at {CASINO}")
+
+# A missing data set fails the tests that read it in CI and skips them elsewhere, naming the
+# path and CHATLEDGER_DATA (conftest.require_shared).
+@pytest.fixture(scope="module")
+def ami_data() -> Path:
+    return require_shared(AMI, "the AMI sample")
+
+
+@pytest.fixture(scope="module")
+def casino_data() -> Path:
+    return require_shared(CASINO, "CaSiNo")
+
+
+needs_ami = pytest.mark.usefixtures("ami_data")
+needs_casino = pytest.mark.usefixtures("casino_data")
 
 
 def _xml(path: Path) -> ET.Element:
@@ -76,9 +89,9 @@ def _total(gold: list[dict[str, Any]], field: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def ami(tmp_path_factory: pytest.TempPathFactory) -> tuple[ImportSummary, Path]:
+def ami(ami_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[ImportSummary, Path]:
     out = tmp_path_factory.mktemp("ami")
-    return import_corpus("ami", AMI.parent, out), out
+    return import_corpus("ami", ami_data.parent, out), out
 
 
 def _linked_abstract_ids() -> set[str]:
@@ -337,9 +350,11 @@ def test_ami_minimal_release_reads_without_optional_layers(tmp_path: Path) -> No
 
 
 @pytest.fixture(scope="module")
-def casino(tmp_path_factory: pytest.TempPathFactory) -> tuple[ImportSummary, Path]:
+def casino(
+    casino_data: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[ImportSummary, Path]:
     out = tmp_path_factory.mktemp("casino")
-    return import_corpus("casino", CASINO, out), out
+    return import_corpus("casino", casino_data, out), out
 
 
 def _casino_dialogues() -> list[dict[str, Any]]:
@@ -451,7 +466,7 @@ def test_unknown_meeting_is_an_input_error(tmp_path: Path) -> None:
         read_ami(AMI, meetings=["ES2099z"])
 
 
-@pytest.mark.skipif(not CASINO.is_dir(), reason=f"CaSiNo not at {CASINO}")
+@needs_casino
 def test_corpus_import_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from chatledger.cli._app import main
 

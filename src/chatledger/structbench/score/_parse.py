@@ -9,12 +9,23 @@
 3. What is left, trimmed, must be exactly one JSON value (``json.loads``; ``NaN``/``Infinity``
    are not JSON and are refused). Then the output is a *single value*: DOC is decided by the
    schema.
-4. Otherwise the first JSON-looking object start (``{`` followed by ``"`` or ``}``) is decoded
-   with ``JSONDecoder.raw_decode``. If it decodes, the output had prose (or a second value) around
-   the JSON: DOC is 0, MK/MV/WV are computed on that object. If it does not decode the output is
-   unparseable — *truncated* when the decoder ran off the end of the text, *malformed* otherwise —
-   and the search stops there: looking further would find the inner objects of a broken answer,
-   i.e. repair it. No object start at all is *no_json*; an empty text is *empty*.
+4. Otherwise the text is searched for its first *complete* JSON object. Each JSON-looking object
+   start (``{`` followed by ``"`` or ``}``: no other ``{`` can begin an object) is decoded in
+   turn with ``JSONDecoder.raw_decode`` until one decodes. If one does, the output had prose (or
+   a second value) around the JSON: DOC is 0, MK/MV/WV are computed on that object. If none
+   does, the output is unparseable, with the kind of the first start that failed: *truncated*
+   when the decoder ran off the end of the text, *malformed* otherwise. No object start at all
+   is *no_json*; an empty text is *empty*.
+
+   A start that fails is skipped together with the text the decoder read from it. The decoder
+   read ``body[start:pos]`` as the beginning of one object, so every ``{`` in that stretch lies
+   in one of its strings or is one of its nested values: decoding it would read a string's
+   contents as JSON, or salvage the inner object of a broken answer, i.e. repair it. So the
+   search resumes where the decoder failed, and a truncated start ends it (all the rest of the
+   text is inside it). A failure the decoder gives no position for is a ``NaN``/``Infinity``
+   (the search resumes after the value, as a decoder that accepts them reads it) or nesting
+   deeper than the decoder can follow (the search ends). Every character is read by at most one
+   failed start, so the search reads the text about once.
 """
 
 from __future__ import annotations
@@ -48,6 +59,8 @@ def _refuse_constant(name: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_LENIENT = json.JSONDecoder()  # only to find where a value holding NaN/Infinity ends
+_REBASE = 4096  # characters; see parse_output
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +108,53 @@ def parse_output(text: str) -> ParsedOutput:
         if body[0] in "[{":  # an array or object that is itself broken
             return ParsedOutput(None, False, False, (*kinds, _failure_kind(body, 0)))
         return ParsedOutput(None, False, False, (*kinds, NO_JSON))
+    first_failure = ""
+    # A decode error counts the newlines before its position from the start of the string it
+    # was given. Far into a long text the decoder gets the text's tail instead (``rest``, from
+    # ``base``, cut afresh every _REBASE characters), so a failed start costs what it read plus
+    # at most _REBASE, not the length of the text.
+    rest, base = body, 0
+    while start is not None:
+        if start.start() - base > _REBASE:
+            rest, base = body[start.start() :], start.start()
+        at = start.start() - base
+        try:
+            value, _ = _DECODER.raw_decode(rest, at)
+        except (ValueError, RecursionError) as exc:
+            kind, resume = _failure(rest, at, exc)
+            first_failure = first_failure or kind
+            if resume is None:
+                break
+            start = _OBJECT_START.search(body, base + resume)
+            continue
+        return ParsedOutput(value, True, False, (*kinds, SURROUNDING_PROSE))
+    return ParsedOutput(None, False, False, (*kinds, first_failure))
+
+
+def _failure(body: str, start: int, exc: Exception) -> tuple[str, int | None]:
+    """The kind of a failed decode of ``body`` from ``start``, and where in ``body`` the search
+    for an object may resume (``None``: nowhere, the rest belongs to the broken value)."""
+    if isinstance(exc, json.JSONDecodeError):
+        if _ran_off_the_end(body, exc):
+            return TRUNCATED, None
+        return MALFORMED, max(exc.pos, start + 1)
+    if isinstance(exc, RecursionError):
+        return MALFORMED, None
+    # A ValueError without a position: a NaN/Infinity refused (or an integer too long for int()).
     try:
-        value, _ = _DECODER.raw_decode(body, start.start())
+        _, end = _LENIENT.raw_decode(body, start)
+    except json.JSONDecodeError as lenient:
+        if _ran_off_the_end(body, lenient):
+            return MALFORMED, None
+        return MALFORMED, max(lenient.pos, start + 1)
     except (ValueError, RecursionError):
-        return ParsedOutput(None, False, False, (*kinds, _failure_kind(body, start.start())))
-    return ParsedOutput(value, True, False, (*kinds, SURROUNDING_PROSE))
+        return MALFORMED, None
+    return MALFORMED, end
+
+
+def _ran_off_the_end(body: str, exc: json.JSONDecodeError) -> bool:
+    """The decoder needed more text than there is (an unterminated string runs to the end)."""
+    return exc.pos >= len(body) or exc.msg.startswith("Unterminated string")
 
 
 def _failure_kind(body: str, start: int) -> str:
@@ -107,9 +162,7 @@ def _failure_kind(body: str, start: int) -> str:
     try:
         _DECODER.raw_decode(body, start)
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(body) or exc.msg.startswith("Unterminated string"):
-            return TRUNCATED
-        return MALFORMED
+        return TRUNCATED if _ran_off_the_end(body, exc) else MALFORMED
     except (ValueError, RecursionError):
         return MALFORMED
     return MALFORMED  # pragma: no cover - only called after a failed decode
