@@ -121,12 +121,17 @@ def audit_command(
     seed: Annotated[int, typer.Option(help="corruption seed")] = 0,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
-    """Apply every corruption operator at rising severity; show each field's score curve."""
+    """Apply every corruption operator at rising severity; show each field's score curve.
+
+    Then two constructed cases under the matching rules before and after issue 15: subjects
+    compared whole vs on content words, entities paired count-first vs credit-first.
+    """
     from rich.table import Table
 
     from chatledger.corpus import read_chunks, read_extractions
     from chatledger.demo import write_bundled_corpus
     from chatledger.runs import DEFAULT_SEVERITIES, audit_metrics, pitfall_summary
+    from chatledger.runs._audit import audit_cases
 
     if (reference is None) != (chunks is None):
         from chatledger.core import InputError
@@ -137,8 +142,15 @@ def audit_command(
             chunks, reference = write_bundled_corpus(Path(tmp))
         curves = audit_metrics(read_extractions(reference).records, read_chunks(chunks), seed=seed)
     pitfall = pitfall_summary(curves)
+    cases = audit_cases()
     if output_format is OutputFormat.json:
-        emit_json({"curves": [c.to_dict() for c in curves], "keyword_pitfall": pitfall})
+        emit_json(
+            {
+                "curves": [c.to_dict() for c in curves],
+                "keyword_pitfall": pitfall,
+                "cases": [c.to_dict() for c in cases],
+            }
+        )
         return
     table = Table(title="Metric audit: score vs corruption severity", title_justify="left")
     table.add_column("operator")
@@ -159,3 +171,21 @@ def audit_command(
     stdout.print(table)
     shown = ", ".join(f"{m}: {v:.3f}" for m, v in pitfall.items())
     stdout.print(f"one-keyword pitfall — mean score lost when texts collapse to one word: {shown}")
+    for case in cases:
+        table_case = Table(
+            title=f"Matching case {case.name}: {case.description}", title_justify="left"
+        )
+        table_case.add_column("measure")
+        table_case.add_column(f"before: {case.before_rule}", justify="right")
+        table_case.add_column(f"after: {case.after_rule}", justify="right")
+        for measure, old, new in case.measures:
+            table_case.add_row(measure, _case_value(old), _case_value(new))
+        stdout.print(table_case)
+
+
+def _case_value(value: float | int | bool) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.3f}"
