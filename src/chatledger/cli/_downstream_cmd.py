@@ -130,15 +130,30 @@ def downstream_table(report: DownstreamReport) -> Table:
             f"{result.agreement:.3f}",
             _details_text(outcome.details, len(outcome.missed), len(outcome.invented)),
         )
+    for name in report.skipped:  # the missing fields are listed under the table
+        table.add_row(name, "—", "skipped", "the reference does not cover what it reads")
     table.add_section()
+    composite = report.downstream_composite
     table.add_row(
-        "downstream composite", "1.000", styled(f"{report.downstream_composite:.3f}", "bold")
+        "downstream composite",
+        "1.000" if composite is not None else "—",
+        styled(f"{composite:.3f}" if composite is not None else "none", "bold"),
+        "" if composite is not None else "no consumer with a weight above 0 ran",
     )
     return table
 
 
 def print_downstream_report(report: DownstreamReport) -> None:
     stdout.print(downstream_table(report))
+    if report.skipped:
+        ran = ", ".join(report.consumers) or "none"
+        stdout.print(
+            f"skipped {len(report.skipped)} consumer(s): the reference is partial (its lines' "
+            "covers) and lacks fields they read; the composite is over the others "
+            f"({ran}), weights renormalised"
+        )
+        for name, missing in report.skipped.items():
+            stdout.print(f"{name} skipped: missing {', '.join(missing)}")
     for name, result in report.consumers.items():
         for label, events in (
             ("missed", result.result.missed),
@@ -162,16 +177,21 @@ def downstream_command(
     ] = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
-    """Layer 3: run the downstream consumers on both models' extractions and compare them."""
+    """Layer 3: run the downstream consumers on both models' extractions and compare them.
+
+    Against partial human gold (reference lines with ``covers``) a consumer runs only when the
+    gold covers every field it reads; the others are listed as skipped with the missing fields.
+    """
     from chatledger.corpus import read_chunks, read_extractions
-    from chatledger.downstream import run_downstream
+    from chatledger.downstream import reference_coverage, run_downstream
 
     weight_map = load_downstream_weights(weights) if weights is not None else None
     chunk_list = read_chunks(chunks)
     warn_long_chunks(chunk_list)
     ref = read_extractions(reference)
     chal = read_extractions(challenger)
-    report = run_downstream(chunk_list, ref.records, chal.records, weight_map)
+    covered = reference_coverage(ref.records, chunk_list)
+    report = run_downstream(chunk_list, ref.records, chal.records, weight_map, covered)
     if output_format is OutputFormat.json:
         emit_json(report.to_dict())
         return

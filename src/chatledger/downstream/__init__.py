@@ -10,13 +10,20 @@ from chatledger.downstream import _daily as _daily
 from chatledger.downstream import _drift as _drift
 from chatledger.downstream import _escalation as _escalation
 from chatledger.downstream import _loops as _loops
-from chatledger.downstream._agreement import cluster_texts, cohen_kappa, f1_from_counts
+from chatledger.downstream._agreement import (
+    cluster_texts,
+    cohen_kappa,
+    f1_agreement,
+    f1_array,
+    f1_from_counts,
+)
 from chatledger.downstream._arcs import VALENCE, ArcPoint, ArcsConsumer, valence
 from chatledger.downstream._base import (
     CONSUMERS,
     Consumer,
     ConsumerAgreement,
     ConsumerOutput,
+    Counts,
     DownstreamEvent,
     get_consumer,
 )
@@ -39,9 +46,12 @@ from chatledger.downstream._run import (
     DownstreamReport,
     build_outputs,
     compare_outputs,
+    composite_from_counts,
     merge_outputs,
+    reference_coverage,
     resolve_weights,
     run_downstream,
+    skipped_consumers,
 )
 
 __all__ = [
@@ -59,6 +69,7 @@ __all__ = [
     "ConsumerOutputs",
     "ConsumerResult",
     "ConversationView",
+    "Counts",
     "DailyReportConsumer",
     "DownstreamEvent",
     "DownstreamReport",
@@ -74,11 +85,16 @@ __all__ = [
     "cluster_texts",
     "cohen_kappa",
     "compare_outputs",
+    "composite_from_counts",
+    "f1_agreement",
+    "f1_array",
     "f1_from_counts",
     "get_consumer",
     "merge_outputs",
+    "reference_coverage",
     "render_pipeline_markdown",
     "resolve_weights",
     "run_downstream",
+    "skipped_consumers",
     "valence",
 ]

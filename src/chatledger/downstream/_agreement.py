@@ -11,8 +11,16 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from chatledger.downstream._base import ConsumerAgreement, ConsumerOutput, DownstreamEvent
+from chatledger.downstream._base import (
+    Consumer,
+    ConsumerAgreement,
+    ConsumerOutput,
+    Counts,
+    DownstreamEvent,
+    FloatArray,
+)
 from chatledger.downstream._conversation import ChunkRef
 from chatledger.matching import FloatMatrix, assign, preprocess, token_set_matrix
 
@@ -79,13 +87,31 @@ def union_chunks(reference: ConsumerOutput[Any], challenger: ConsumerOutput[Any]
     return list(seen.values())
 
 
+def f1_array(matched: ArrayLike, n_reference: ArrayLike, n_challenger: ArrayLike) -> FloatArray:
+    """F1 = 2·matched / (n_ref + n_chal), elementwise: both empty agree (1.0), one side empty
+    scores 0. The one F1 of the matching consumers, on a run's counts or a bootstrap's."""
+    m = np.asarray(matched, dtype=np.float64)
+    n_ref = np.asarray(n_reference, dtype=np.float64)
+    n_chal = np.asarray(n_challenger, dtype=np.float64)
+    total = n_ref + n_chal
+    one_empty = (n_ref == 0) | (n_chal == 0)
+    f1 = np.divide(2.0 * m, total, out=np.zeros(np.broadcast(m, total).shape), where=~one_empty)
+    result: FloatArray = np.where(total == 0, 1.0, f1)
+    return result
+
+
 def f1_from_counts(matched: int, n_reference: int, n_challenger: int) -> float:
     """F1 = 2·matched / (n_ref + n_chal); both empty agree (1.0), one side empty scores 0."""
-    if n_reference == 0 and n_challenger == 0:
-        return 1.0
-    if n_reference == 0 or n_challenger == 0:
-        return 0.0
-    return 2.0 * matched / (n_reference + n_challenger)
+    return float(f1_array(matched, n_reference, n_challenger))
+
+
+# The counts of the F1 consumers (drift, loops, escalation), each a sum over conversations.
+F1_COUNTS = ("matched", "n_reference", "n_challenger")
+
+
+def f1_agreement(counts: Counts) -> FloatArray:
+    """:func:`f1_array` of ``counts`` named as in :data:`F1_COUNTS`."""
+    return f1_array(counts["matched"], counts["n_reference"], counts["n_challenger"])
 
 
 def cohen_kappa(reference: Sequence[bool], challenger: Sequence[bool]) -> float:
@@ -151,9 +177,13 @@ def fuzzy_pairs(
 
 
 def matched_agreement(
-    reference: Sequence[E], challenger: Sequence[E], pairs: Sequence[tuple[int, int]]
+    consumer: Consumer[E],
+    reference: Sequence[E],
+    challenger: Sequence[E],
+    pairs: Sequence[tuple[int, int]],
 ) -> ConsumerAgreement:
-    """F1 of a one-to-one matching, with counts, precision/recall and the unmatched events."""
+    """F1 of a one-to-one matching (through ``consumer``'s ``agreement_from_counts``), with
+    counts, precision/recall and the unmatched events."""
     matched = len(pairs)
     n_ref, n_chal = len(reference), len(challenger)
     ref_hit = {i for i, _ in pairs}
@@ -165,9 +195,9 @@ def matched_agreement(
         "precision": matched / n_chal if n_chal else (1.0 if n_ref == 0 else 0.0),
         "recall": matched / n_ref if n_ref else (1.0 if n_chal == 0 else 0.0),
     }
-    return ConsumerAgreement(
-        agreement=f1_from_counts(matched, n_ref, n_chal),
-        details=details,
-        missed=tuple(e for i, e in enumerate(reference) if i not in ref_hit),
-        invented=tuple(e for j, e in enumerate(challenger) if j not in chal_hit),
+    return consumer.counted(
+        {"matched": matched, "n_reference": n_ref, "n_challenger": n_chal},
+        details,
+        [e for i, e in enumerate(reference) if i not in ref_hit],
+        [e for j, e in enumerate(challenger) if j not in chal_hit],
     )

@@ -14,13 +14,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from chatledger.downstream._agreement import union_chunks
 from chatledger.downstream._base import (
     CONSUMERS,
     Consumer,
     ConsumerAgreement,
     ConsumerOutput,
+    Counts,
     DownstreamEvent,
+    FloatArray,
 )
 from chatledger.downstream._conversation import ConversationView
 
@@ -78,6 +82,18 @@ class ArcsConsumer(Consumer[ArcPoint]):
     """Agreement: fraction of chunks agreeing on (valence, trajectory), absent = absent."""
 
     name = "arcs"
+    reads = ("emotional_arc",)
+    count_names = ("agreeing_chunks", "n_chunks")
+
+    @staticmethod
+    def agreement_from_counts(counts: Counts) -> FloatArray:
+        """agreeing_chunks / n_chunks; no chunks at all → 1.0."""
+        agreeing = np.asarray(counts["agreeing_chunks"], dtype=np.float64)
+        n = np.asarray(counts["n_chunks"], dtype=np.float64)
+        shape = np.broadcast(agreeing, n).shape
+        ratio = np.divide(agreeing, n, out=np.ones(shape), where=n != 0)
+        result: FloatArray = np.where(n == 0, 1.0, ratio)
+        return result
 
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[ArcPoint]:
         return self.output([p for c in conversations for p in conversation_arc(c)], conversations)
@@ -118,9 +134,4 @@ class ArcsConsumer(Consumer[ArcPoint]):
             "valence_agreement": valence_same / n if n else 1.0,
             "trajectory_agreement": trajectory_same / n if n else 1.0,
         }
-        return ConsumerAgreement(
-            agreement=both / n if n else 1.0,
-            details=details,
-            missed=tuple(missed),
-            invented=tuple(invented),
-        )
+        return self.counted({"agreeing_chunks": both, "n_chunks": n}, details, missed, invented)

@@ -1,12 +1,22 @@
-"""The consumer interface: events, outputs, agreements, and the registry of consumers."""
+"""The consumer interface: events, outputs, agreements, and the registry of consumers.
+
+Every consumer's agreement is a function of additive counts (:attr:`ConsumerAgreement.counts`):
+its matching is keyed by conversation, so the counts of a run are the sums of the counts of its
+conversations, and :meth:`Consumer.agreement_from_counts` turns counts — a run's, or the summed
+counts of each resample of a bootstrap over conversations — into the agreement. ``agreement()``
+computes its own value through that function, so a headline and its recomputations agree.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from chatledger.core import Registry
 from chatledger.downstream._conversation import ChunkRef, ConversationView
@@ -43,6 +53,10 @@ def _jsonable(value: Any) -> Any:
 
 E = TypeVar("E", bound=DownstreamEvent)
 
+FloatArray = npt.NDArray[np.float64]
+# A consumer's additive counts by name: numbers (one run) or arrays (e.g. one per resample).
+Counts = Mapping[str, npt.ArrayLike]
+
 
 @dataclass(frozen=True)
 class ConsumerOutput(Generic[E]):
@@ -61,27 +75,68 @@ class ConsumerAgreement:
     """Agreement of a challenger's output with the reference's, in [0, 1].
 
     ``missed`` are reference events the challenger did not reproduce, ``invented`` challenger
-    events with no counterpart in the reference (each names the chunks it is about).
+    events with no counterpart in the reference (each names the chunks it is about). ``counts``
+    are the consumer's additive sufficient statistics: ``agreement`` is
+    ``agreement_from_counts(counts)``, and the counts of several conversations add up.
     """
 
     agreement: float
     details: dict[str, Any] = field(default_factory=dict)
     missed: tuple[DownstreamEvent, ...] = ()
     invented: tuple[DownstreamEvent, ...] = ()
+    counts: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "agreement": self.agreement,
             **self.details,
+            "counts": dict(self.counts),
             "missed": [e.to_dict() for e in self.missed],
             "invented": [e.to_dict() for e in self.invented],
         }
 
 
 class Consumer(ABC, Generic[E]):
-    """A downstream analysis that reads extractions in time order and produces events."""
+    """A downstream analysis that reads extractions in time order and produces events.
+
+    ``reads`` are the schema-v3 fields it reads (against partial human gold it runs only when
+    the gold covers all of them, DESIGN.md §7); ``count_names`` name its additive counts.
+    """
 
     name: ClassVar[str] = ""
+    reads: ClassVar[tuple[str, ...]] = ()
+    count_names: ClassVar[tuple[str, ...]] = ()
+
+    @staticmethod
+    @abstractmethod
+    def agreement_from_counts(counts: Counts) -> FloatArray:
+        """The agreement of ``counts`` (each entry a number or an array, all of one shape),
+        elementwise, with the consumer's rules for empty sides."""
+
+    @classmethod
+    def missing_fields(cls, covered: Collection[str] | None) -> list[str]:
+        """The fields it reads that ``covered`` lacks (none when ``covered`` is None: a model's
+        reference speaks to every field)."""
+        if covered is None:
+            return []
+        return [name for name in cls.reads if name not in covered]
+
+    def counted(
+        self,
+        counts: Mapping[str, float],
+        details: dict[str, Any],
+        missed: Sequence[DownstreamEvent],
+        invented: Sequence[DownstreamEvent],
+    ) -> ConsumerAgreement:
+        """The agreement of ``counts`` through :meth:`agreement_from_counts`, with the rest."""
+        values = {name: float(counts[name]) for name in self.count_names}
+        return ConsumerAgreement(
+            float(self.agreement_from_counts(values)),
+            details,
+            tuple(missed),
+            tuple(invented),
+            values,
+        )
 
     @abstractmethod
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[E]:

@@ -28,23 +28,27 @@ from typing import Any
 
 import numpy as np
 
+from chatledger.core import FIELDS_V3
 from chatledger.downstream._agreement import (
     TEXT_CUTOFF,
     f1_from_counts,
     fuzzy_pairs,
     similarity,
+    union_chunks,
 )
 from chatledger.downstream._base import (
     CONSUMERS,
     Consumer,
     ConsumerAgreement,
     ConsumerOutput,
+    Counts,
     DownstreamEvent,
+    FloatArray,
 )
 from chatledger.downstream._conversation import ConversationView
-from chatledger.downstream._drift import conversation_drifts
-from chatledger.downstream._escalation import conversation_flags
-from chatledger.downstream._loops import conversation_loops
+from chatledger.downstream._drift import DriftConsumer, conversation_drifts
+from chatledger.downstream._escalation import EscalationConsumer, conversation_flags
+from chatledger.downstream._loops import LoopsConsumer, conversation_loops
 from chatledger.matching import preprocess
 
 KINDS = ("decision", "action", "drift", "escalation", "open loop")
@@ -155,6 +159,25 @@ class DailyReportConsumer(Consumer[Highlight]):
     """Agreement: per-day fuzzy F1 of highlight lines, averaged over the union of days."""
 
     name = "daily_report"
+    # Its own lines (decisions, new action items with their owners) and those of the drift,
+    # escalation and loops it reports, so everything they read.
+    reads = tuple(
+        name
+        for name in FIELDS_V3
+        if name in ("decisions", "action_items")
+        or name in (*DriftConsumer.reads, *EscalationConsumer.reads, *LoopsConsumer.reads)
+    )
+    count_names = ("f1_sum", "n_days")
+
+    @staticmethod
+    def agreement_from_counts(counts: Counts) -> FloatArray:
+        """f1_sum / n_days, the mean per-day F1; no day with a line on either side → 1.0."""
+        total = np.asarray(counts["f1_sum"], dtype=np.float64)
+        n = np.asarray(counts["n_days"], dtype=np.float64)
+        shape = np.broadcast(total, n).shape
+        mean = np.divide(total, n, out=np.ones(shape), where=n != 0)
+        result: FloatArray = np.where(n == 0, 1.0, mean)
+        return result
 
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[Highlight]:
         return self.output(
@@ -186,7 +209,13 @@ class DailyReportConsumer(Consumer[Highlight]):
                     "matched": len(pairs),
                 }
             )
-        agreement = sum(d["f1"] for d in per_day) / len(per_day) if per_day else 1.0
+        # Summed per conversation, then over conversations in run order: exactly what adding
+        # up the per-conversation counts in run order gives (float sums depend on grouping).
+        by_conversation = {c.conversation_id: 0.0 for c in union_chunks(reference, challenger)}
+        for day in per_day:
+            conversation = day["conversation_id"]
+            by_conversation[conversation] = by_conversation.get(conversation, 0.0) + day["f1"]
+        f1_sum = sum(by_conversation.values(), 0.0)
         details: dict[str, Any] = {
             "n_days": len(per_day),
             "n_reference": len(reference.events),
@@ -194,7 +223,7 @@ class DailyReportConsumer(Consumer[Highlight]):
             "matched": sum(d["matched"] for d in per_day),
             "days": per_day,
         }
-        return ConsumerAgreement(agreement, details, tuple(missed), tuple(invented))
+        return self.counted({"f1_sum": f1_sum, "n_days": len(per_day)}, details, missed, invented)
 
 
 def _by_day(highlights: Sequence[Highlight]) -> dict[tuple[str, str], list[Highlight]]:

@@ -18,13 +18,21 @@ from dataclasses import dataclass
 from functools import partial
 
 from chatledger.core import Claim
-from chatledger.downstream._agreement import cluster_texts, fuzzy_pairs, matched_agreement
+from chatledger.downstream._agreement import (
+    F1_COUNTS,
+    cluster_texts,
+    f1_agreement,
+    fuzzy_pairs,
+    matched_agreement,
+)
 from chatledger.downstream._base import (
     CONSUMERS,
     Consumer,
     ConsumerAgreement,
     ConsumerOutput,
+    Counts,
     DownstreamEvent,
+    FloatArray,
 )
 from chatledger.downstream._conversation import ChunkView, ConversationView
 from chatledger.matching import FloatMatrix, preprocess, subject_similarity
@@ -134,6 +142,13 @@ class DriftConsumer(Consumer[DriftEvent]):
     """
 
     name = "drift"
+    reads = ("claims",)
+    count_names = F1_COUNTS
+
+    @staticmethod
+    def agreement_from_counts(counts: Counts) -> FloatArray:
+        """F1 = 2·matched / (n_reference + n_challenger); both empty 1.0, one side empty 0."""
+        return f1_agreement(counts)
 
     def __init__(self, *, drop_stop_words: bool = True) -> None:
         self.drop_stop_words = drop_stop_words
@@ -158,4 +173,4 @@ class DriftConsumer(Consumer[DriftEvent]):
             bonus=lambda r, c: 0.5 if r.position == c.position else 0.0,
             scorer=_subjects(self.drop_stop_words),
         )
-        return matched_agreement(reference.events, challenger.events, pairs)
+        return matched_agreement(self, reference.events, challenger.events, pairs)

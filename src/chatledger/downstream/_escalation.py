@@ -16,13 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chatledger.core import ExtractionV3
-from chatledger.downstream._agreement import cohen_kappa, f1_from_counts, union_chunks
+from chatledger.downstream._agreement import F1_COUNTS, cohen_kappa, f1_agreement, union_chunks
 from chatledger.downstream._base import (
     CONSUMERS,
     Consumer,
     ConsumerAgreement,
     ConsumerOutput,
+    Counts,
     DownstreamEvent,
+    FloatArray,
 )
 from chatledger.downstream._conversation import ConversationView
 
@@ -100,6 +102,14 @@ class EscalationConsumer(Consumer[EscalationFlag]):
     """Agreement: F1 on the (chunk, flag) sets; κ on per-chunk flags in the details."""
 
     name = "escalation"
+    reads = ("warnings", "emotional_tone", "conversation_phases", "negotiation_patterns")
+    count_names = F1_COUNTS
+
+    @staticmethod
+    def agreement_from_counts(counts: Counts) -> FloatArray:
+        """F1 = 2·matched / (n_reference + n_challenger) of the (chunk, flag) sets; both empty
+        1.0, one side empty 0 (κ is reported beside it and is not additive)."""
+        return f1_agreement(counts)
 
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[EscalationFlag]:
         return self.output([f for c in conversations for f in conversation_flags(c)], conversations)
@@ -132,9 +142,9 @@ class EscalationConsumer(Consumer[EscalationFlag]):
             **kappas,
             "n_chunks": len(chunks),
         }
-        return ConsumerAgreement(
-            agreement=f1_from_counts(len(both), len(ref), len(chal)),
-            details=details,
-            missed=tuple(f for f in reference.events if f not in chal),
-            invented=tuple(f for f in challenger.events if f not in ref),
+        return self.counted(
+            {"matched": len(both), "n_reference": len(ref), "n_challenger": len(chal)},
+            details,
+            [f for f in reference.events if f not in chal],
+            [f for f in challenger.events if f not in ref],
         )

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from chatledger.downstream._agreement import (
+    F1_COUNTS,
     TEXT_CUTOFF,
     cluster_texts,
+    f1_agreement,
     fuzzy_pairs,
     matched_agreement,
     similarity,
@@ -32,7 +34,9 @@ from chatledger.downstream._base import (
     Consumer,
     ConsumerAgreement,
     ConsumerOutput,
+    Counts,
     DownstreamEvent,
+    FloatArray,
 )
 from chatledger.downstream._conversation import ConversationView
 
@@ -135,6 +139,15 @@ class LoopsConsumer(Consumer[LoopItem]):
     texts score fuzzy ≥ 0.60."""
 
     name = "loops"
+    # Open questions and open action items; what resolves them: decisions, answered Q/A pairs,
+    # action items marked done.
+    reads = ("decisions", "action_items", "open_questions", "qa_pairs")
+    count_names = F1_COUNTS
+
+    @staticmethod
+    def agreement_from_counts(counts: Counts) -> FloatArray:
+        """F1 = 2·matched / (n_reference + n_challenger); both empty 1.0, one side empty 0."""
+        return f1_agreement(counts)
 
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[LoopItem]:
         return self.output([e for c in conversations for e in conversation_loops(c)], conversations)
@@ -148,4 +161,4 @@ class LoopsConsumer(Consumer[LoopItem]):
             key=lambda e: e.conversation_id,
             text=lambda e: e.text,
         )
-        return matched_agreement(reference.events, challenger.events, pairs)
+        return matched_agreement(self, reference.events, challenger.events, pairs)

@@ -1,13 +1,27 @@
-"""Layer 3 over a run: every consumer on both sides, their agreements, the downstream composite."""
+"""Layer 3 over a run: every consumer on both sides, their agreements, the downstream composite.
+
+Against a partial reference (human gold whose records carry ``covers``) a consumer runs only when
+the reference covers every field it reads (DESIGN.md §7); the others are skipped, named with the
+fields that were missing, and the composite is renormalised over the consumers that ran.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from chatledger.core import Chunk, ExtractionRecord, InputError
-from chatledger.downstream._base import ConsumerAgreement, ConsumerOutput, get_consumer
+import numpy as np
+
+from chatledger.core import FIELDS_V3, Chunk, ExtractionRecord, InputError, RecordStatus
+from chatledger.downstream._base import (
+    CONSUMERS,
+    ConsumerAgreement,
+    ConsumerOutput,
+    Counts,
+    FloatArray,
+    get_consumer,
+)
 from chatledger.downstream._conversation import build_conversations
 from chatledger.score import WeightError, merge_weights
 
@@ -40,6 +54,75 @@ def resolve_weights(weights: Mapping[str, Any] | None = None) -> dict[str, float
         raise InputError(str(exc), field=exc.name) from None
 
 
+def reference_coverage(
+    records: Mapping[str, ExtractionRecord], chunks: Sequence[Chunk] | None = None
+) -> tuple[str, ...] | None:
+    """The fields a reference speaks to: the intersection of ``covers`` over its usable records
+    (of ``chunks`` when given), in schema order. None when no usable record has ``covers`` (a
+    model's reference speaks to every field); a record without ``covers`` restricts nothing."""
+    ids = [c.chunk_id for c in chunks] if chunks is not None else list(records)
+    covered: set[str] | None = None
+    for chunk_id in ids:
+        record = records.get(chunk_id)
+        if (
+            record is None
+            or record.status is not RecordStatus.OK
+            or record.extraction is None
+            or record.covers is None
+        ):
+            continue
+        covered = set(record.covers) if covered is None else covered & set(record.covers)
+    if covered is None:
+        return None
+    return (*(f for f in FIELDS_V3 if f in covered), *sorted(covered.difference(FIELDS_V3)))
+
+
+def skipped_consumers(covered: Collection[str] | None) -> dict[str, list[str]]:
+    """The consumers that do not run against a reference covering only ``covered``, each with
+    the fields it reads that are not covered (none when ``covered`` is None)."""
+    skipped: dict[str, list[str]] = {}
+    for name in CONSUMER_NAMES:
+        missing = CONSUMERS.get(name).missing_fields(covered)
+        if missing:
+            skipped[name] = missing
+    return skipped
+
+
+def composite_from_counts(
+    counts: Mapping[str, Counts],
+    weights: Mapping[str, float] | None = None,
+    ran: Collection[str] | None = None,
+) -> FloatArray:
+    """The downstream composite of consumers' summed counts, elementwise: Σ w·a / Σ w over the
+    consumers that ran, each ``a`` its ``agreement_from_counts`` and ``w`` its weight of
+    :func:`resolve_weights` (``weights``) — the arithmetic of :func:`compare_outputs`, which
+    computes its composite with this function.
+
+    ``counts`` maps each consumer that ran to its counts, all arrays of one shape (a leading
+    batch dimension: one entry per bootstrap resample, say) or numbers; ``ran`` names the
+    consumers that ran (default: those in ``counts``; skipped consumers are left out and the
+    weights renormalised over the others). Raises ValueError when the consumers that ran weigh
+    0 together: there is no composite (:func:`compare_outputs` reports None).
+    """
+    raw = resolve_weights(weights)
+    chosen = set(counts if ran is None else ran)
+    unknown = sorted(chosen.difference(CONSUMER_NAMES))
+    if unknown:
+        raise ValueError(f"unknown downstream consumer(s): {', '.join(unknown)}")
+    names = [name for name in CONSUMER_NAMES if name in chosen]
+    absent = [name for name in names if name not in counts]
+    if absent:
+        raise ValueError(f"no counts for consumer(s) that ran: {', '.join(absent)}")
+    total = sum((raw[name] for name in names), 0.0)
+    if not total > 0:
+        raise ValueError("no consumer with a weight above 0 ran: there is no downstream composite")
+    weighted: FloatArray | float = 0.0
+    for name in names:
+        weighted = weighted + raw[name] * CONSUMERS.get(name).agreement_from_counts(counts[name])
+    result: FloatArray = np.asarray(weighted, dtype=np.float64) / total
+    return result
+
+
 @dataclass(frozen=True)
 class ConsumerResult:
     """One consumer's outputs on both sides and how well they agree."""
@@ -61,14 +144,25 @@ class ConsumerResult:
 
 @dataclass(frozen=True)
 class DownstreamReport:
-    """Layer-3 result of one challenger against one reference (DESIGN.md §6 JSON contract)."""
+    """Layer-3 result of one challenger against one reference (DESIGN.md §6 JSON contract).
+
+    ``consumers`` are the consumers that ran; ``skipped`` names each consumer that did not
+    (the reference does not cover every field it reads) with the fields that were missing.
+    ``downstream_composite`` is None when no consumer with a weight above 0 ran.
+    """
 
     consumers: dict[str, ConsumerResult]
-    downstream_composite: float
+    downstream_composite: float | None
+    skipped: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def weights(self) -> dict[str, float]:
         return {name: c.weight for name, c in self.consumers.items()}
+
+    @property
+    def counts(self) -> dict[str, dict[str, float]]:
+        """Each consumer's additive counts (see :func:`composite_from_counts`)."""
+        return {name: dict(c.result.counts) for name, c in self.consumers.items()}
 
     def outputs(self, side: str) -> dict[str, ConsumerOutput[Any]]:
         """Each consumer's output on ``side`` ("reference" or "challenger")."""
@@ -80,31 +174,47 @@ class DownstreamReport:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """JSON-ready; ``skipped`` is there when a consumer was skipped."""
+        data: dict[str, Any] = {
             "consumers": {name: c.to_dict() for name, c in self.consumers.items()},
             "downstream_composite": self.downstream_composite,
         }
+        if self.skipped:
+            data["skipped"] = {name: list(missing) for name, missing in self.skipped.items()}
+        return data
 
 
 ConsumerOutputs = dict[str, ConsumerOutput[Any]]
 
 
+def _running(covered: Collection[str] | None) -> list[str]:
+    skipped = skipped_consumers(covered)
+    return [name for name in CONSUMER_NAMES if name not in skipped]
+
+
 def build_outputs(
-    chunks: Sequence[Chunk], records: Mapping[str, ExtractionRecord]
+    chunks: Sequence[Chunk],
+    records: Mapping[str, ExtractionRecord],
+    covered: Collection[str] | None = None,
 ) -> dict[str, ConsumerOutputs]:
-    """Every consumer's output for each conversation of one model (conversation id → name →
-    output). Consumers read each conversation on its own, so a run can build the reference's
-    outputs once and reuse them for every challenger and for per-conversation agreement."""
+    """The output of every consumer that runs against a reference covering ``covered`` (all
+    five for None) for each conversation of one model (conversation id → name → output).
+    Consumers read each conversation on its own, so a run can build the reference's outputs
+    once and reuse them for every challenger and for per-conversation agreement."""
+    names = _running(covered)
     return {
-        view.conversation_id: {name: get_consumer(name).build([view]) for name in CONSUMER_NAMES}
+        view.conversation_id: {name: get_consumer(name).build([view]) for name in names}
         for view in build_conversations(chunks, records)
     }
 
 
 def merge_outputs(per_conversation: Mapping[str, ConsumerOutputs]) -> ConsumerOutputs:
-    """The outputs of all conversations as one (what ``build`` over all of them gives)."""
+    """The outputs of all conversations as one (what ``build`` over all of them gives), for
+    the consumers every conversation has."""
     merged: ConsumerOutputs = {}
     for name in CONSUMER_NAMES:
+        if not all(name in outputs for outputs in per_conversation.values()):
+            continue
         parts = [outputs[name] for outputs in per_conversation.values()]
         merged[name] = ConsumerOutput(
             name,
@@ -118,23 +228,33 @@ def compare_outputs(
     reference: ConsumerOutputs,
     challenger: ConsumerOutputs,
     weights: Mapping[str, float] | None = None,
+    covered: Collection[str] | None = None,
 ) -> DownstreamReport:
     """Agreement of each consumer's challenger output with the reference's, and the composite.
 
-    The composite is the weighted mean of the five agreements (:func:`resolve_weights`: the
-    weights sum to 1, and the mean still divides by their sum so that five agreements of 1.0
-    give exactly 1.0); each consumer's reported weight is its share of the total.
+    ``covered`` are the fields the reference covers (:func:`reference_coverage`; None: all): a
+    consumer reading a field outside them is skipped (its outputs need not be given). The
+    composite is the weighted mean of the agreements of the consumers that ran
+    (:func:`composite_from_counts`: the weights of :func:`resolve_weights` renormalised over
+    them, dividing by their sum so that agreements of 1.0 give exactly 1.0), None when no
+    consumer with a weight above 0 ran; each consumer's reported weight is its share of that sum.
     """
     raw = resolve_weights(weights)
-    total = sum(raw.values())
+    skipped = skipped_consumers(covered)
+    names = [name for name in CONSUMER_NAMES if name not in skipped]
+    total = sum((raw[name] for name in names), 0.0)
     results: dict[str, ConsumerResult] = {}
-    for name in CONSUMER_NAMES:
+    for name in names:
         ref_out, chal_out = reference[name], challenger[name]
         agreement = get_consumer(name).agreement(ref_out, chal_out)
-        results[name] = ConsumerResult(name, raw[name] / total, agreement, ref_out, chal_out)
-    # Σ w·a / Σ w over the raw weights: identical agreements of 1.0 give exactly 1.0.
-    composite = sum(raw[name] * r.agreement for name, r in results.items()) / total
-    return DownstreamReport(results, composite)
+        share = raw[name] / total if total > 0 else 0.0
+        results[name] = ConsumerResult(name, share, agreement, ref_out, chal_out)
+    composite = (
+        float(composite_from_counts({n: r.result.counts for n, r in results.items()}, weights))
+        if total > 0
+        else None
+    )
+    return DownstreamReport(results, composite, skipped)
 
 
 def run_downstream(
@@ -142,16 +262,20 @@ def run_downstream(
     reference_records: Mapping[str, ExtractionRecord],
     challenger_records: Mapping[str, ExtractionRecord],
     weights: Mapping[str, float] | None = None,
+    covered: Collection[str] | None = None,
 ) -> DownstreamReport:
-    """Run the five consumers on the reference's and the challenger's extractions and compare.
+    """Run the consumers on the reference's and the challenger's extractions and compare.
 
-    Chunks whose record is missing or not ``ok`` are read as empty extractions on that side.
+    ``covered``: the fields the reference covers (:func:`reference_coverage` of its records;
+    None: every field); consumers that read other fields are skipped. Chunks whose record is
+    missing or not ``ok`` are read as empty extractions on that side.
     """
     if not chunks:
         raise InputError("no chunks to run the downstream consumers on")
     resolve_weights(weights)  # bad weights fail before any work
+    names = _running(covered)
     reference_view = build_conversations(chunks, reference_records)
     challenger_view = build_conversations(chunks, challenger_records)
-    reference = {name: get_consumer(name).build(reference_view) for name in CONSUMER_NAMES}
-    challenger = {name: get_consumer(name).build(challenger_view) for name in CONSUMER_NAMES}
-    return compare_outputs(reference, challenger, weights)
+    reference = {name: get_consumer(name).build(reference_view) for name in names}
+    challenger = {name: get_consumer(name).build(challenger_view) for name in names}
+    return compare_outputs(reference, challenger, weights, covered)

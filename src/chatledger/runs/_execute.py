@@ -556,16 +556,25 @@ class _Run:
 
         reference: dict[str, Any] = {}
         challenger: dict[str, Any] = {}
-        agreement: dict[str, float] = {}
+        agreement: dict[str, float | None] = {}
+        counts: dict[str, dict[str, dict[str, float]]] = {}
         for batch in results:
             reference.update(batch.reference_outputs)
             challenger.update(batch.challenger_outputs)
             agreement.update(batch.conversation_agreement)
+            counts.update(batch.conversation_counts)
+        # The whole reference's coverage, the same in every batch: consumers reading a field it
+        # does not cover were skipped in each conversation and are skipped here.
+        covered = results[0].covered if results else None
         report = compare_outputs(
-            merge_outputs(reference), merge_outputs(challenger), self.config.weights.consumers
+            merge_outputs(reference),
+            merge_outputs(challenger),
+            self.config.weights.consumers,
+            covered,
         )
-        rows = downstream_rows(plan.name, report)
+        rows = downstream_rows(plan.name, report)  # no composite row when there is none
         data = report.to_dict()
+        data["skipped"] = {name: list(missing) for name, missing in report.skipped.items()}
         output = StageOutput(
             stage="downstream",
             model=plan.name,
@@ -573,6 +582,7 @@ class _Run:
             layer_score=report.downstream_composite,
             per_chunk=[agreement[c] for c in index.conversations],
             summary=data,
+            conversation_counts={c: counts[c] for c in dict.fromkeys(index.conversations)},
         )
         return output, rows
 
@@ -614,7 +624,22 @@ class _Run:
         if "downstream" in outputs:
             output, down = outputs["downstream"]
             rows += down
-            layers["downstream"] = _float(output.layer_score)
+            if output.layer_score is not None:
+                layers["downstream"] = output.layer_score
+            else:
+                # Every consumer was skipped (the reference covers none of them) or none that
+                # ran has a weight: the layer is left out of the overall, for every model alike.
+                from chatledger.runs._results import leave_out_layer
+
+                skipped = _mapping(output.summary.get("skipped", {}))
+                reason = "no downstream consumer with a weight ran" + (
+                    f"; skipped, the reference not covering what they read: {', '.join(skipped)}"
+                    if skipped
+                    else ""
+                )
+                problems.append(
+                    leave_out_layer(weights_used, self.config.weights.layers, "downstream", reason)
+                )
             consumers = {
                 k: _float(_mapping(v)["agreement"])
                 for k, v in _mapping(output.summary["consumers"]).items()

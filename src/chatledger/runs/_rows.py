@@ -44,7 +44,9 @@ def downstream_rows(model: str, report: DownstreamReport) -> list[Row]:
                 continue
             component = "score" if key == "agreement" else key
             rows.append((model, RUN_LEVEL, "downstream", name, component, float(value)))
-    rows.append((model, RUN_LEVEL, "downstream", "composite", "score", report.downstream_composite))
+    if report.downstream_composite is not None:  # None: no consumer with a weight ran
+        composite = report.downstream_composite
+        rows.append((model, RUN_LEVEL, "downstream", "composite", "score", composite))
     return rows
 
 

@@ -24,6 +24,9 @@ from chatledger.core import atomic_path, atomic_write_text, file_sha256
 from chatledger.runs._tables import SCORE_SCHEMA, Row
 
 STAGES_DIR = "stages"
+# The layout of a stored StageOutput. A stage stored in another layout is recomputed, not
+# reused (version 2: the downstream stage keeps each conversation's consumer counts).
+STAGE_VERSION = 2
 
 
 def stage_key(stage: str, files: Sequence[Path | str], settings: JsonValue) -> str:
@@ -43,7 +46,7 @@ class StageOutput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    version: int = 1
+    version: int = STAGE_VERSION
     stage: str
     model: str
     key: str
@@ -52,6 +55,8 @@ class StageOutput(BaseModel):
     per_chunk: list[float | None] = Field(default_factory=list)
     fields_per_chunk: dict[str, list[float | None]] = Field(default_factory=dict)
     summary: dict[str, JsonValue] = Field(default_factory=dict)
+    # Downstream stage: conversation id (run order) → consumer that ran → its additive counts.
+    conversation_counts: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     lines: list[str] = Field(default_factory=list)  # judgements.jsonl lines (judge stage)
     seconds: float = 0.0
     units: int = 0
@@ -68,13 +73,14 @@ class StageStore:
         return folder / f"{stage}.json", folder / f"{stage}.parquet"
 
     def load(self, model_file: str, stage: str, key: str) -> tuple[StageOutput, list[Row]] | None:
-        """The stored output with this key, or None (absent, stale or unreadable: recompute)."""
+        """The stored output with this key, or None (absent, stale, of another stage version
+        or unreadable: recompute)."""
         meta_path, rows_path = self._paths(model_file, stage)
         if not meta_path.is_file() or not rows_path.is_file():
             return None
         try:
             output = StageOutput.model_validate_json(meta_path.read_bytes())
-            if output.key != key:
+            if output.key != key or output.version != STAGE_VERSION:
                 return None
             table = pq.read_table(rows_path)
         except (OSError, ValidationError, pa.ArrowException):

@@ -31,7 +31,12 @@ from chatledger.core import (
     long_chunk_note,
 )
 from chatledger.corpus import ExtractionFile, RecordMap, read_chunks, read_extractions
-from chatledger.downstream import ConsumerOutputs, build_outputs, compare_outputs
+from chatledger.downstream import (
+    ConsumerOutputs,
+    build_outputs,
+    compare_outputs,
+    reference_coverage,
+)
 from chatledger.judge import JUDGES, Verdict
 from chatledger.score import ChunkResult, ScoringConfig, count_degenerate, score_records
 
@@ -302,7 +307,12 @@ class BatchResult:
     verdicts: dict[str, list[Verdict | None]] = field(default_factory=dict)  # judge → usable
     reference_outputs: dict[str, ConsumerOutputs] = field(default_factory=dict)
     challenger_outputs: dict[str, ConsumerOutputs] = field(default_factory=dict)
-    conversation_agreement: dict[str, float] = field(default_factory=dict)
+    # Downstream composite of each conversation (None: no weighted consumer ran).
+    conversation_agreement: dict[str, float | None] = field(default_factory=dict)
+    # conversation id → consumer that ran → its additive counts (sum them over conversations).
+    conversation_counts: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    # The fields the whole reference covers (None: all), the same in every batch of a run.
+    covered: tuple[str, ...] | None = None
 
 
 def _subset(records: Mapping[str, ExtractionRecord], ids: Sequence[str]) -> RecordMap:
@@ -372,15 +382,18 @@ def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchR
     if "downstream" in unit.layers:
         weights = run.weights()
         if "reference_outputs" not in shared:
-            shared["reference_outputs"] = build_outputs(chunks, ref)
+            # Coverage is the whole reference's (every batch runs the same consumers).
+            shared["covered"] = reference_coverage(reference.records, all_chunks)
+            shared["reference_outputs"] = build_outputs(chunks, ref, shared["covered"])
+        result.covered = shared["covered"]
         result.reference_outputs = shared["reference_outputs"]
-        result.challenger_outputs = build_outputs(chunks, chal)
-        result.conversation_agreement = {
-            conv: compare_outputs(
-                result.reference_outputs[conv], result.challenger_outputs[conv], weights
-            ).downstream_composite
-            for conv in result.reference_outputs
-        }
+        result.challenger_outputs = build_outputs(chunks, chal, result.covered)
+        for conv, ref_outputs in result.reference_outputs.items():
+            compared = compare_outputs(
+                ref_outputs, result.challenger_outputs[conv], weights, result.covered
+            )
+            result.conversation_agreement[conv] = compared.downstream_composite
+            result.conversation_counts[conv] = compared.counts
     return result
 
 
