@@ -12,7 +12,7 @@ import pytest
 
 from chatledger.core import InputError
 from chatledger.demo import prepare_demo
-from chatledger.record import ConversationRun, read_run_record
+from chatledger.record import SCHEMA_VERSION, ConversationRun, read_run_record
 from chatledger.runs import _execute as execute_module
 from chatledger.runs import execute_run, load_run_config
 from chatledger.runs._executors import ExecutorSpec, parse_executor
@@ -122,7 +122,7 @@ def test_run_json_round_trips_through_the_record(local_run: Path) -> None:
     record = read_run_record(local_run)
     assert isinstance(record, ConversationRun)
     data = json.loads((local_run / "run.json").read_text(encoding="utf-8"))
-    assert data["schema_version"] == 2 and data["task"] == "conversation"
+    assert data["schema_version"] == SCHEMA_VERSION and data["task"] == "conversation"
     assert record.model_dump(mode="json") == data
     again = tmp = local_run.parent / "copy"
     tmp.mkdir()

@@ -265,10 +265,10 @@ def test_baseline_writes_a_run_dir_too(
     assert set(row["intervals"].values()) == {None}  # --resamples 0: no intervals
     assert (run_dir / REPORT_FILE).is_file()
     # Written by the typed record (version 2), with the inputs it read and their hashes.
-    from chatledger.record import StructbenchRun, read_run_record
+    from chatledger.record import SCHEMA_VERSION, StructbenchRun, read_run_record
 
     record = read_run_record(run_dir)
-    assert isinstance(record, StructbenchRun) and record.schema_version == 2
+    assert isinstance(record, StructbenchRun) and record.schema_version == SCHEMA_VERSION
     assert [i.role for i in record.inputs] == ["dataset", "predictions"]
     assert record.inputs[0].sha256 == record.dataset.sha256
     assert record.inputs[1].path == str(predictions.resolve())

@@ -293,6 +293,11 @@ class MatcherName(StrEnum):
     guarded = "guarded"
 
 
+class AggregateName(StrEnum):
+    macro = "macro"
+    micro = "micro"
+
+
 FormatOption = Annotated[
     OutputFormat, typer.Option("--format", help="table for people, json for programs")
 ]
@@ -366,6 +371,7 @@ def run_score(
     schema: str,
     weights: Path | None,
     matcher: str | None,
+    aggregate: str | None = None,
 ) -> ScoreReport:
     """Layer 1 from the files, streamed chunk by chunk (:func:`chatledger.score.score_files`):
     memory stays flat however many chunks the files hold."""
@@ -377,6 +383,8 @@ def run_score(
         config = load_scoring_config(weights, schema_version=schema, matcher=matcher)
     else:
         config = ScoringConfig.default(schema, matcher or "token_set")
+    if aggregate is not None:
+        config = config.model_copy(update={"aggregate": aggregate})
     # Everything imported so far lives on: the collector need not walk it again on every full
     # collection while the files are read and scored.
     gc.freeze()
@@ -402,11 +410,24 @@ def score_command(
     matcher: Annotated[
         MatcherName | None, typer.Option(help="text matcher (default: token_set)")
     ] = None,
+    aggregate: Annotated[
+        AggregateName | None,
+        typer.Option(
+            help="field figure the composite uses: macro (per-chunk mean) or micro (pooled "
+            "items); default micro when the reference has covers (human gold), else macro"
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Layer 1: score a challenger's extractions against a reference, field by field."""
     report = run_score(
-        reference, challenger, chunks, schema.value, weights, matcher.value if matcher else None
+        reference,
+        challenger,
+        chunks,
+        schema.value,
+        weights,
+        matcher.value if matcher else None,
+        aggregate.value if aggregate else None,
     )
     if output_format is OutputFormat.json:
         emit_json(report.to_dict())

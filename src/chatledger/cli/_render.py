@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich import box
 from rich.table import Table
 
 from chatledger.cli._app import styled
@@ -14,40 +15,67 @@ if TYPE_CHECKING:
     from chatledger.score import ScoreReport
 
 
-def _fmt_components(components: dict[str, float]) -> str:
-    parts = []
-    for name, value in components.items():
-        if name.startswith("n_"):
-            parts.append(f"{name}={int(value)}")
-        else:
-            parts.append(f"{name}={value:.3f}")
-    return " ".join(parts)
+def _count(value: float) -> str:
+    return f"{value:g}"
 
 
 def score_table(report: ScoreReport) -> Table:
+    """Per field: the headline score, both aggregates, the pooled F1 and the item counts
+    (pooled precision and recall and the components are in ``--format json``)."""
     title = (
         f"Layer 1 — {report.challenger_model} vs {report.reference_model} "
         f"(schema {report.schema_version}, matcher {report.matcher})"
     )
-    table = Table(title=title, title_justify="left")
-    table.add_column("field")
-    table.add_column("score", justify="right")
-    table.add_column("weight", justify="right")
-    table.add_column("components")
-    table.add_column("n ref/pred", justify="right")
+    table = Table(
+        title=title,
+        title_justify="left",
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
+    )
+    table.add_column("field", no_wrap=True, min_width=20)
+    table.add_column("score", justify="right", no_wrap=True, min_width=5)
+    table.add_column("macro", justify="right", no_wrap=True, min_width=5)
+    table.add_column("micro", justify="right", no_wrap=True, min_width=5)
+    table.add_column("F1", justify="right", no_wrap=True, min_width=5)
+    table.add_column("m/ref/pred", justify="right", no_wrap=True, min_width=10)
+    table.add_column("empty", justify="right", no_wrap=True, min_width=5)
+    table.add_column("weight", justify="right", no_wrap=True)
     for name, s in report.fields.items():
+        micro = s.micro
+        pooled = "f1" in micro
+        prf = f"{micro['f1']:.3f}" if pooled else "—"
+        matched = _count(s.n_matched) if pooled else "—"
         table.add_row(
             name,
-            f"{s.score:.3f}",
+            styled(f"{s.score:.3f}", "bold"),
+            f"{s.macro:.3f}",
+            f"{micro.get('score', s.score):.3f}",
+            prf,
+            f"{matched}/{s.n_reference}/{s.n_predicted}",
+            f"{s.both_empty}/{s.chunks}",
             f"{s.weight:.3f}",
-            _fmt_components(s.components),
-            f"{s.n_reference}/{s.n_predicted}",
         )
     table.add_section()
-    table.add_row(
-        "extraction composite", styled(f"{report.extraction_composite:.3f}", "bold"), "1.000"
+    composite = styled(f"{report.extraction_composite:.3f}", "bold")
+    table.add_row("extraction composite", composite, "", "", "", "", "", "1.000")
+    table.caption = (
+        f"{aggregate_note(report.aggregate)}\nF1: pooled over all chunks' items; m/ref/pred: "
+        "items matched (entities: credit) / in the reference / predicted; empty: usable "
+        "chunks where both sides are empty, of the chunks that score the field"
     )
     return table
+
+
+def aggregate_note(aggregate: str) -> str:
+    """Which per-field figure the composite used, in words."""
+    if aggregate == "micro":
+        return (
+            "score = micro: items pooled over all chunks (the default against a reference with "
+            "covers, where both-empty chunks would dominate a per-chunk mean)"
+        )
+    return "score = macro: the mean of per-chunk scores (DESIGN.md §3; both-empty chunks = 1.0)"
 
 
 def print_score_report(report: ScoreReport, console: Console) -> None:

@@ -26,7 +26,7 @@ from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_
 from chatledger.demo._local_structbench import local_structbench
 from chatledger.demo._recorded import recorded_dir, recorded_manifest
 from chatledger.extractors import get_extractor
-from chatledger.record import ConversationRun, HumanGoldSample, read_run_record
+from chatledger.record import ConversationRun, FieldCounts, HumanGoldSample, read_run_record
 from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
 from chatledger.score import ScoringConfig, score_records
@@ -43,6 +43,9 @@ class HumanAgreement:
     chunks: int
     composite: float
     fields: dict[str, float]
+    aggregate: str = "micro"
+    # Per field: matched / reference / predicted items, both-empty chunks, macro and micro.
+    field_counts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,6 +73,8 @@ class DemoResult:
                     "chunks": h.chunks,
                     "composite": h.composite,
                     "fields": h.fields,
+                    "aggregate": h.aggregate,
+                    "field_counts": h.field_counts,
                 }
                 for h in self.human
             ],
@@ -149,6 +154,8 @@ def human_agreement(out_dir: Path) -> list[HumanAgreement]:
                 chunks=len(report.chunks),
                 composite=report.extraction_composite,
                 fields={k: s.score for k, s in report.fields.items()},
+                aggregate=report.aggregate,
+                field_counts={k: s.counts() for k, s in report.fields.items()},
             )
         )
     return results
@@ -166,6 +173,8 @@ def _note_human_gold(run_dir: Path, result: DemoResult) -> None:
             chunks=h.chunks,
             composite=h.composite,
             fields=h.fields,
+            aggregate="micro" if h.aggregate == "micro" else "macro",
+            field_counts={k: FieldCounts.model_validate(v) for k, v in h.field_counts.items()},
         )
         for h in result.human
     ]

@@ -1,5 +1,5 @@
 """The run record: what a run produces, as typed, versioned classes that write ``run.json`` and
-read it back (``schema_version`` 2; version 1 files are upgraded on reading)."""
+read it back (``schema_version`` 3; version 2 reads as it is, version 1 is upgraded on reading)."""
 
 from chatledger.record._common import (
     RUN_FILE,
@@ -13,6 +13,7 @@ from chatledger.record._common import (
 from chatledger.record._conversation import (
     CalibrationBin,
     ConversationRun,
+    FieldCounts,
     GoldScores,
     HumanGold,
     HumanGoldSample,
@@ -55,6 +56,7 @@ __all__ = [
     "ConversationRun",
     "DatasetInfo",
     "DepthScores",
+    "FieldCounts",
     "GoldScores",
     "HumanGold",
     "HumanGoldSample",

@@ -16,7 +16,9 @@ from chatledger.core import atomic_write_json
 # 1: what ChatLedger wrote before the record classes (no ``schema_version`` key); read and
 #    upgraded in :mod:`chatledger.record._legacy`.
 # 2: the typed record (this module); adds provenance of the inputs, the executor and stages.
-SCHEMA_VERSION = 2
+# 3: per field the counts and both aggregates (FieldCounts) and the aggregate the composite
+#    used; the statistics' resampling units. Version 2 reads as it is (the additions default).
+SCHEMA_VERSION = 3
 RUN_FILE = "run.json"
 
 

@@ -46,6 +46,24 @@ class JudgeSummary(RecordModel):
     agreement: dict[str, JsonValue] = Field(default_factory=dict)
 
 
+class FieldCounts(RecordModel):
+    """What stands behind a field's score: items matched (entities: their credit), in the
+    reference and predicted, over all chunks; the usable chunks where both sides are empty;
+    the chunks that score the field; both aggregates (``micro``: precision, recall, f1, the
+    pooled pair components and ``score``; only ``score`` for fields without item lists)."""
+
+    n_matched: float = 0.0
+    n_reference: int = 0
+    n_predicted: int = 0
+    both_empty: int = 0
+    chunks: int = 0
+    macro: float = 0.0
+    micro: dict[str, float] = Field(default_factory=dict)
+
+
+Aggregate = Literal["macro", "micro"]
+
+
 class ModelResult(RecordModel):
     """One challenger: its layers, fields, consumers, validity, usage and diagnostics."""
 
@@ -67,6 +85,8 @@ class ModelResult(RecordModel):
     field_components: dict[str, dict[str, float]] = Field(default_factory=dict)
     degenerate: DegenerateOutputs | None = None
     problems: list[str] = Field(default_factory=list)
+    field_counts: dict[str, FieldCounts] = Field(default_factory=dict)
+    aggregate: Aggregate = "macro"  # the per-field figure the extraction composite used
 
 
 class ReferenceInfo(RecordModel):
@@ -129,6 +149,9 @@ class RunStats(RecordModel):
     bootstrap_resamples: int
     confidence: float
     seed: int
+    n_conversations: int | None = None
+    # What each kind of interval resamples: "chunks" or "conversations" (cluster bootstrap).
+    resampling: dict[str, str] = Field(default_factory=dict)
     intervals: dict[str, dict[str, Interval]] = Field(default_factory=dict)
     paired_differences: dict[str, PairedDifference] = Field(default_factory=dict)
     rank_probabilities: dict[str, list[float]] = Field(default_factory=dict)
@@ -143,6 +166,8 @@ class GoldScores(RecordModel):
     composite: float
     fields: dict[str, float]
     chunks: int
+    aggregate: Aggregate = "macro"
+    field_counts: dict[str, FieldCounts] = Field(default_factory=dict)
 
 
 class HumanGold(RecordModel):
@@ -161,6 +186,8 @@ class HumanGoldSample(RecordModel):
     chunks: int
     composite: float
     fields: dict[str, float]
+    aggregate: Aggregate = "macro"
+    field_counts: dict[str, FieldCounts] = Field(default_factory=dict)
 
 
 class JudgeInfo(RecordModel):
@@ -221,6 +248,8 @@ class ConversationRun(RunRecordBase):
     peak_memory_mb: float | None = None
     judges: list[JudgeInfo] = Field(default_factory=list)
     model_calls: ModelCallsInfo | None = None
+    # The reference is human annotation: its lines carry ``covers`` (partial gold), or the
+    # demo's hand-written gold.
     reference_is_human: bool = False
     human_gold_samples: list[HumanGoldSample] = Field(default_factory=list)
     # Added for the report (optional): the schema, matcher and thresholds layer 1 used. A

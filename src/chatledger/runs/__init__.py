@@ -1,6 +1,13 @@
 """Runs: a YAML config in, a run directory out (run.json, scores.parquet, downstream.json)."""
 
-from chatledger.runs._audit import DEFAULT_SEVERITIES, AuditCurve, audit_metrics, pitfall_summary
+from chatledger.runs._audit import (
+    DEFAULT_SEVERITIES,
+    AuditCase,
+    AuditCurve,
+    audit_cases,
+    audit_metrics,
+    pitfall_summary,
+)
 from chatledger.runs._compare import compare_runs
 from chatledger.runs._config import (
     DEFAULT_LAYER_WEIGHTS,
@@ -22,12 +29,14 @@ __all__ = [
     "DEFAULT_SEVERITIES",
     "RUN_LEVEL",
     "SCORE_SCHEMA",
+    "AuditCase",
     "AuditCurve",
     "LoadedRunConfig",
     "ModelSummary",
     "RunConfig",
     "RunResult",
     "ScoreTableWriter",
+    "audit_cases",
     "audit_metrics",
     "compare_runs",
     "execute_run",

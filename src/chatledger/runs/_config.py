@@ -98,6 +98,9 @@ class Weights(BaseModel):
     layers: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_LAYER_WEIGHTS))
     fields: dict[str, float] | None = None
     consumers: dict[str, float] | None = None
+    # The per-field figure the extraction composite uses: macro (the per-chunk mean) or micro
+    # (items pooled over all chunks); unset: micro when the reference has ``covers``.
+    aggregate: Literal["macro", "micro"] | None = None
 
     @field_validator("layers")
     @classmethod

@@ -20,6 +20,7 @@ import resource
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 from chatledger.core import (
     InputError,
     Problem,
+    RecordStatus,
     atomic_write_json,
     atomic_writer,
     file_sha256,
@@ -73,7 +75,14 @@ from chatledger.runs._units import (
     worker_chunks,
     worker_extractions,
 )
-from chatledger.score import ScoreReport, ScoringConfig, summarise_chunks
+from chatledger.score import (
+    ScoreReport,
+    ScoringConfig,
+    aggregate_of,
+    chunk_statistics,
+    statistic_names,
+    summarise_chunks,
+)
 
 ProgressCallback = Callable[[str, int, int], None]
 LAYER_STAGES = ("extraction", "judge", "downstream")
@@ -147,6 +156,8 @@ class _Run:
         self.timings: dict[str, float] = {"extraction_s": 0.0, "judge_s": 0.0, "downstream_s": 0.0}
         self.stage_records: list[StageRecord] = []
         self._hashes: dict[Path, str] = {}
+        # The reference names the fields it covers (human gold): the record says so.
+        self.reference_partial = False
 
     # ---- helpers ---------------------------------------------------------------------------
 
@@ -294,7 +305,13 @@ class _Run:
                     self.on_progress(f"{plan.name}: {', '.join(config.layers)}", done, len(plans))
             t0 = time.perf_counter()
             stats = compute_run_stats(
-                series, weights_used, scoring.weights, config.stats, config.seed
+                series,
+                weights_used,
+                scoring.weights,
+                config.stats,
+                config.seed,
+                chunk_conversations=index.conversations,
+                all_fields=scoring.fields,
             )
             if variance:
                 stats["repeat_variance"] = variance
@@ -345,6 +362,7 @@ class _Run:
             executor=str(self.pool.spec),
             stages=self.stage_records,
             peak_memory_mb=_peak_memory_mb(),
+            reference_is_human=self.reference_partial,
         )
         record.write(self.out_dir)
         result.record = record
@@ -461,6 +479,7 @@ class _Run:
             id_problems.append((min(batch.positions), batch.id_problems))
         ordered = [chunk_results[c] for c in index.chunk_ids if c in chunk_results]
         summaries, composite = summarise_chunks(ordered, scoring)
+        aggregate = aggregate_of(ordered, scoring)
         id_list = [p for _, problems in sorted(id_problems, key=lambda x: x[0]) for p in problems]
         report = ScoreReport(
             schema_version=scoring.schema_version,
@@ -474,16 +493,24 @@ class _Run:
             excluded_chunks=sorted(excluded, key=position.__getitem__),
             unknown_chunks=plan.facts.unknown_chunks,
             unknown_message_ids=len(id_list),
+            aggregate=aggregate,
         )
         rows = extraction_rows(plan.name, report)
         weights = {name: s.weight for name, s in summaries.items()}
-        per_chunk: list[float | None] = [None] * len(index.chunk_ids)
+        n_chunks = len(index.chunk_ids)
+        per_chunk: list[float | None] = [None] * n_chunks
         fields: dict[str, list[float | None]] = {}
+        field_stats: dict[str, list[list[float]]] = {}
         for chunk in ordered:
             i = position[chunk.chunk_id]
             total = 0.0
+            ok = chunk.status is RecordStatus.OK
             for name, score in chunk.fields.items():
-                fields.setdefault(name, [None] * len(index.chunk_ids))[i] = score.score
+                fields.setdefault(name, [None] * n_chunks)[i] = score.score
+                if name not in field_stats:
+                    width = len(statistic_names(name))
+                    field_stats[name] = [[0.0] * width for _ in range(n_chunks)]
+                field_stats[name][i] = chunk_statistics(name, score, ok)
                 total += weights[name] * score.score
             per_chunk[i] = total
         confidence = summaries.get("confidence")
@@ -494,8 +521,12 @@ class _Run:
             layer_score=composite,
             per_chunk=per_chunk,
             fields_per_chunk=fields,
+            field_stats=field_stats,
+            aggregate=aggregate,
             summary={
                 "fields": {k: s.score for k, s in summaries.items()},
+                "field_counts": {k: s.counts() for k, s in summaries.items()},
+                "partial_reference": any(r.partial for r in ordered),
                 "components": {k: dict(s.components) for k, s in summaries.items()},
                 "calibration": confidence.reliability if confidence is not None else [],
                 "invalid": report.invalid,
@@ -599,6 +630,8 @@ class _Run:
         rows: list[Row] = []
         model_series = ModelSeries(name=plan.name)
         fields: dict[str, float] = {}
+        field_counts: dict[str, dict[str, Any]] = {}
+        aggregate = "macro"
         components: dict[str, dict[str, float]] = {}
         calibration: list[dict[str, float]] = []
         problems = [str(p) for p in facts.file_problems]
@@ -615,11 +648,15 @@ class _Run:
             invalid, missing = _int(summary["invalid"]), _int(summary["missing"])
             validity = _float(summary["validity"])
             problems = [str(p) for p in _list(summary["problems"])]
-            model_series.fields = {
-                name: _array(values) for name, values in output.fields_per_chunk.items()
+            field_counts = {k: _mapping(v) for k, v in _mapping(summary["field_counts"]).items()}
+            self.reference_partial |= summary.get("partial_reference") is True
+            aggregate = output.aggregate or "macro"
+            model_series.aggregate = "micro" if aggregate == "micro" else "macro"
+            model_series.field_stats = {
+                name: np.array(values, dtype=np.float64).reshape(n, len(statistic_names(name)))
+                for name, values in output.field_stats.items()
             }
             model_series.field_scores = dict(fields)
-            model_series.layers["extraction"] = _array(output.per_chunk)
         consumers: dict[str, float] = {}
         if "downstream" in outputs:
             output, down = outputs["downstream"]
@@ -650,12 +687,18 @@ class _Run:
             rows += judged
             layers["judge"] = _float(output.layer_score)
             judge = dict(output.summary)
-            model_series.layers["judge"] = _array(output.per_chunk)
-        if "downstream" in outputs:
-            model_series.layers["downstream"] = _array(outputs["downstream"][0].per_chunk)
+            model_series.judge = np.array(
+                [[0.0, 0.0] if v is None else [v, 1.0] for v in output.per_chunk],
+                dtype=np.float64,
+            ).reshape(n, 2)
+        if "downstream" in outputs and "downstream" in layers:
+            model_series.downstream, model_series.downstream_figure = self._downstream_series(
+                outputs["downstream"][0], index
+            )
         model_series.layer_scores = dict(layers)
         used = {k: v for k, v in layers.items() if k in weights_used}
         overall = overall_composite(used, weights_used)
+        model_series.overall = overall
         rows.append((plan.name, RUN_LEVEL, "overall", "composite", "score", overall))
         summary_out = ModelSummary(
             name=plan.name,
@@ -675,8 +718,33 @@ class _Run:
             calibration=calibration,
             field_components=components,
             degenerate=facts.degenerate or {},
+            field_counts=field_counts,
+            aggregate=aggregate,
         )
         return summary_out, rows, model_series
+
+    def _downstream_series(
+        self, output: StageOutput, index: ChunkIndex
+    ) -> tuple[dict[str, dict[str, FloatArray]], Callable[..., FloatArray]]:
+        """Per consumer that ran, its counts per conversation in run order, and the composite
+        built from summed counts (what the cluster bootstrap recomputes)."""
+        from chatledger.downstream import composite_from_counts
+
+        conversations = list(dict.fromkeys(index.conversations))
+        per_conversation = output.conversation_counts
+        ran = [c for c in per_conversation[conversations[0]]] if conversations else []
+        series: dict[str, dict[str, FloatArray]] = {}
+        for consumer in ran:
+            names = list(per_conversation[conversations[0]][consumer])
+            series[consumer] = {
+                name: np.array(
+                    [per_conversation[conv][consumer][name] for conv in conversations],
+                    dtype=np.float64,
+                )
+                for name in names
+            }
+        figure = partial(composite_from_counts, weights=self.config.weights.consumers, ran=ran)
+        return series, figure
 
     def _gold(
         self, reference_gold: ModelFacts | None, plans: list[_ModelPlan]
@@ -737,6 +805,8 @@ def _scoring_config(loaded: LoadedRunConfig) -> ScoringConfig:
         data["weights"] = config.weights.fields
     if config.thresholds:
         data["thresholds"] = config.thresholds
+    if config.weights.aggregate is not None:
+        data["aggregate"] = config.weights.aggregate
     try:
         return ScoringConfig.from_mapping(data, schema_version=config.schema_version)
     except ValidationError as exc:

@@ -44,6 +44,7 @@ def build_record(
     executor: str,
     stages: list[StageRecord],
     peak_memory_mb: float,
+    reference_is_human: bool = False,
 ) -> ConversationRun:
     config = loaded.config
     configured = {c.label: c.file for c in config.challengers if c.label}
@@ -77,4 +78,5 @@ def build_record(
         inputs=inputs,
         executor=executor,
         stages=stages,
+        reference_is_human=reference_is_human,
     )

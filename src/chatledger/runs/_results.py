@@ -32,6 +32,9 @@ class ModelSummary:
     field_components: dict[str, dict[str, float]] = field(default_factory=dict)
     # Repeated items, replies cut by max_tokens, fields left empty (score.DegenerateOutputs).
     degenerate: dict[str, Any] = field(default_factory=dict)
+    # Per field: matched / reference / predicted items, both-empty chunks, macro and micro.
+    field_counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    aggregate: str = "macro"  # the per-field figure the extraction composite used
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +54,8 @@ class ModelSummary:
             "calibration": self.calibration,
             "field_components": self.field_components,
             "degenerate": self.degenerate,
+            "field_counts": self.field_counts,
+            "aggregate": self.aggregate,
             "problems": self.problems,
         }
 

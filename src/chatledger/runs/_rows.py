@@ -1,16 +1,9 @@
-"""One model's results as rows of the score table and as per-chunk series for the statistics."""
+"""One model's results as rows of the score table."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import numpy as np
-
-from chatledger.core import Chunk, RecordStatus
-from chatledger.downstream import ConsumerOutputs, DownstreamReport, compare_outputs
-from chatledger.runs._judging import JudgeLayerResult
-from chatledger.runs._results import ModelSummary
-from chatledger.runs._stats import FloatArray, ModelSeries
+from chatledger.core import RecordStatus
+from chatledger.downstream import DownstreamReport
 from chatledger.runs._tables import RUN_LEVEL, Row
 from chatledger.score import ScoreReport
 
@@ -32,6 +25,18 @@ def extraction_rows(model: str, report: ScoreReport) -> list[Row]:
         rows.append((model, RUN_LEVEL, "extraction", name, "score", summary.score))
         for comp, value in summary.components.items():
             rows.append((model, RUN_LEVEL, "extraction", name, comp, float(value)))
+        # The counts behind the score and both aggregates (the score row is the headline).
+        counts = {
+            "n_matched": summary.n_matched,
+            "n_reference": float(summary.n_reference),
+            "n_predicted": float(summary.n_predicted),
+            "both_empty": float(summary.both_empty),
+            "chunks": float(summary.chunks),
+            "macro": summary.macro,
+            **{f"micro_{k}": v for k, v in summary.micro.items()},
+        }
+        for comp, value in counts.items():
+            rows.append((model, RUN_LEVEL, "extraction", name, comp, float(value)))
     rows.append((model, RUN_LEVEL, "extraction", "composite", "score", report.extraction_composite))
     return rows
 
@@ -48,51 +53,3 @@ def downstream_rows(model: str, report: DownstreamReport) -> list[Row]:
         composite = report.downstream_composite
         rows.append((model, RUN_LEVEL, "downstream", "composite", "score", composite))
     return rows
-
-
-def series_from_rows(
-    name: str, chunks: list[Chunk], rows: list[Row], summary: ModelSummary
-) -> ModelSeries:
-    """Per-chunk layer-1 values of one model, read back from its score rows."""
-    index = {c.chunk_id: i for i, c in enumerate(chunks)}
-    n = len(chunks)
-    fields: dict[str, FloatArray] = {}
-    composite = np.full(n, np.nan)
-    for _model, chunk_id, layer, fname, component, value in rows:
-        if layer != "extraction" or component != "score" or chunk_id not in index:
-            continue
-        if fname == "composite":
-            composite[index[chunk_id]] = value
-        elif fname != "validity":
-            fields.setdefault(fname, np.full(n, np.nan))[index[chunk_id]] = value
-    series = ModelSeries(name=name, fields=fields, field_scores=dict(summary.fields))
-    if summary.fields:
-        series.layers["extraction"] = composite
-    return series
-
-
-def judge_series(chunks: list[Chunk], judged: JudgeLayerResult) -> FloatArray:
-    """Per-chunk judge composite: 0 for an unusable extraction, NaN when unscored."""
-    by_id = {j.chunk_id: j.composite for j in judged.chunks}
-    values = []
-    for chunk in chunks:
-        if chunk.chunk_id not in by_id:
-            values.append(0.0)
-        else:
-            value = by_id[chunk.chunk_id]
-            values.append(np.nan if value is None else value)
-    return np.array(values, dtype=np.float64)
-
-
-def downstream_by_chunk(
-    chunks: list[Chunk],
-    reference: Mapping[str, ConsumerOutputs],
-    challenger: Mapping[str, ConsumerOutputs],
-    weights: Mapping[str, float] | None,
-) -> FloatArray:
-    """Each chunk carries the downstream composite of its own conversation."""
-    agreement = {
-        conv: compare_outputs(reference[conv], challenger[conv], weights).downstream_composite
-        for conv in reference
-    }
-    return np.array([agreement[c.conversation_id] for c in chunks], dtype=np.float64)

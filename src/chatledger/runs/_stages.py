@@ -54,6 +54,10 @@ class StageOutput(BaseModel):
     # Per-chunk values in run order (None: not available, e.g. an unscored chunk).
     per_chunk: list[float | None] = Field(default_factory=list)
     fields_per_chunk: dict[str, list[float | None]] = Field(default_factory=dict)
+    # Layer 1's additive per-chunk statistics (score.statistic_names), field → chunk rows in
+    # run order (zeros where the field was not scored): what the bootstrap resamples.
+    field_stats: dict[str, list[list[float]]] = Field(default_factory=dict)
+    aggregate: str | None = None  # the aggregate layer 1's composite used
     summary: dict[str, JsonValue] = Field(default_factory=dict)
     # Downstream stage: conversation id (run order) → consumer that ran → its additive counts.
     conversation_counts: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)

@@ -1,19 +1,21 @@
 """Statistics of a run (DESIGN.md §7): intervals, paired differences, ranks, weight sensitivity.
 
-Every statistic resamples *chunks*. Per-chunk values: layer-1 fields and composite as scored;
-the judge composite of the chunk (an unscored chunk takes the model's mean, so it neither helps
-nor hurts); downstream agreement of the chunk's conversation (the consumers work across the
-chunks of a conversation, so a chunk carries its conversation's agreement). The overall value of
-a chunk is the layer-weighted sum of those. Intervals are for the mean of the per-chunk values;
-for downstream this mean weights conversations by their chunk count, which can differ a little
-from the run-level agreement computed over all conversations at once.
+Every interval is a bootstrap of exactly the figure shown: the figure is a function of sums of
+per-unit statistics (``score._aggregate`` for layer 1, the judge's (sum, count), the consumers'
+additive counts), and each resample recomputes it with that function from the resampled sums
+(``stats._resample``). Layer-1 fields and the extraction and judge composites resample
+*chunks* (a field with ``covers`` resamples the chunks that score it); the downstream composite
+and the overall — figures that span a conversation — resample *conversations*, each with all
+its chunks (a cluster bootstrap). Paired differences and rank probabilities of the overall use
+the same conversation resamples for every model.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -21,15 +23,19 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from chatledger.runs._tables import RUN_LEVEL, Row
+from chatledger.score import Aggregate, composite_value, field_value, statistic_names
 from chatledger.stats import (
-    bootstrap_intervals,
+    Resamples,
     dirichlet_sensitivity,
-    paired_difference,
-    rank_probabilities,
+    intervals_from,
+    paired_from,
+    rank_probabilities_from,
+    resample_statistics,
     simplex_grid,
 )
 
 FloatArray = npt.NDArray[np.float64]
+JUDGE_COLUMNS = ("judge:sum", "judge:n")
 
 
 class StatsOptions(BaseModel):
@@ -44,23 +50,119 @@ class StatsOptions(BaseModel):
     simplex_step: float = Field(default=0.05, gt=0.0, le=0.5)
 
 
+# A downstream composite from summed counts: consumer → count name → (resamples,) array.
+DownstreamFigure = Callable[[Mapping[str, Mapping[str, FloatArray]]], FloatArray]
+
+
 @dataclass
 class ModelSeries:
-    """Per-chunk values of one model, in run chunk order (NaN = not available)."""
+    """What one model's figures are computed from, per unit in run order, and the figures
+    shown (the headline values every interval must contain)."""
 
     name: str
-    layers: dict[str, FloatArray] = field(default_factory=dict)
-    fields: dict[str, FloatArray] = field(default_factory=dict)
+    aggregate: Aggregate = "macro"
+    # field → chunks × statistic columns (score.statistic_names; zeros where not scored)
+    field_stats: dict[str, FloatArray] = field(default_factory=dict)
+    # chunks × (sum, count) of the judge composite (count 0: unscored)
+    judge: FloatArray | None = None
+    # consumer → count name → per-conversation counts, and the composite built from them
+    downstream: dict[str, dict[str, FloatArray]] | None = None
+    downstream_figure: DownstreamFigure | None = None
     field_scores: dict[str, float] = field(default_factory=dict)
     layer_scores: dict[str, float] = field(default_factory=dict)
+    overall: float = 0.0
 
 
-def _fill(values: FloatArray) -> FloatArray:
-    """Unscored (NaN) chunks take the mean of the scored ones."""
-    if np.all(np.isnan(values)):
-        return np.zeros_like(values)
-    mean = float(np.nanmean(values))
-    return np.where(np.isnan(values), mean, values)
+class _Columns:
+    """Named blocks of columns of one sums matrix."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.start: dict[tuple[str, ...], int] = {}
+        self.width = 0
+
+    def add(self, key: tuple[str, ...], names: Sequence[str]) -> None:
+        self.blocks[key] = tuple(names)
+        self.start[key] = self.width
+        self.width += len(names)
+
+    def sums(self, matrix: FloatArray, key: tuple[str, ...]) -> dict[str, FloatArray]:
+        first = self.start[key]
+        return {name: matrix[:, first + i] for i, name in enumerate(self.blocks[key])}
+
+
+@dataclass
+class _Figures:
+    """Every figure of every model as a function of one sums matrix (resamples × columns)."""
+
+    series: Sequence[ModelSeries]
+    layer_weights: Mapping[str, float]
+    field_weights: Mapping[str, float]
+    all_fields: Sequence[str]
+    columns: _Columns
+
+    def fields(self, m: int, sums: FloatArray) -> dict[str, FloatArray]:
+        model = self.series[m]
+        return {
+            f: field_value(f, self.columns.sums(sums, (model.name, f)), model.aggregate)
+            for f in model.field_stats
+        }
+
+    def extraction(self, m: int, sums: FloatArray) -> FloatArray:
+        model = self.series[m]
+        values = self.fields(m, sums)
+        present = {
+            f: self.columns.sums(sums, (model.name, f))["covered"] > 0 for f in model.field_stats
+        }
+        return composite_value(values, present, self.field_weights, self.all_fields)
+
+    def judge(self, m: int, sums: FloatArray) -> FloatArray:
+        parts = self.columns.sums(sums, (self.series[m].name, "judge"))
+        n = parts["judge:n"]
+        out: FloatArray = np.where(n > 0, parts["judge:sum"] / np.where(n > 0, n, 1.0), 0.0)
+        return out
+
+    def downstream(self, m: int, sums: FloatArray) -> FloatArray:
+        model = self.series[m]
+        assert model.downstream is not None and model.downstream_figure is not None
+        counts = {
+            consumer: self.columns.sums(sums, (model.name, "downstream", consumer))
+            for consumer in model.downstream
+        }
+        return model.downstream_figure(counts)
+
+    def field_of(self, m: int, name: str, sums: FloatArray) -> FloatArray:
+        return self.fields(m, sums)[name]
+
+    def layer_of(self, m: int, layer: str, sums: FloatArray) -> FloatArray:
+        return self.layer(m, layer, sums)
+
+    def layer(self, m: int, layer: str, sums: FloatArray) -> FloatArray:
+        if layer == "extraction":
+            return self.extraction(m, sums)
+        if layer == "judge":
+            return self.judge(m, sums)
+        return self.downstream(m, sums)
+
+    def overall(self, m: int, sums: FloatArray) -> FloatArray:
+        layers = self.series[m].layer_scores
+        total = sum(
+            self.layer_weights[layer] * self.layer(m, layer, sums)
+            for layer in self.layer_weights
+            if layer in layers
+        )
+        assert isinstance(total, np.ndarray)
+        return total
+
+
+def _conversation_sums(
+    chunk_matrix: FloatArray, chunk_conversations: Sequence[str], conversations: Sequence[str]
+) -> FloatArray:
+    position = {conv: i for i, conv in enumerate(conversations)}
+    rows = np.array([position[c] for c in chunk_conversations], dtype=np.intp)
+    out = np.zeros((len(conversations), chunk_matrix.shape[1]), dtype=np.float64)
+    np.add.at(out, rows, chunk_matrix)
+    return out
 
 
 def compute_run_stats(
@@ -69,65 +171,155 @@ def compute_run_stats(
     field_weights: Mapping[str, float],
     options: StatsOptions,
     seed: int,
+    *,
+    chunk_conversations: Sequence[str],
+    all_fields: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """All run statistics, JSON-ready."""
-    names = [s.name for s in series]
-    layers = [name for name in layer_weights if all(name in s.layers for s in series)]
-    # Chunks that every model has a value for (the reference could be unusable on some).
-    stacked = {layer: np.vstack([s.layers[layer] for s in series]) for layer in layers}
-    usable = np.ones(next(iter(stacked.values())).shape[1], dtype=bool) if stacked else None
-    if usable is None:
+    """All run statistics, JSON-ready. ``chunk_conversations`` names the conversation of each
+    chunk in run order (the units of the cluster bootstrap)."""
+    if not series or not chunk_conversations:
         return {}
-    for layer in layers:
-        if layer != "judge":
-            usable &= ~np.any(np.isnan(stacked[layer]), axis=0)
-    for layer in layers:
-        stacked[layer] = np.vstack([_fill(row[usable]) for row in stacked[layer]])
-    overall = sum(layer_weights[layer] * stacked[layer] for layer in layers)
-    assert isinstance(overall, np.ndarray)
+    fields_order = list(all_fields if all_fields is not None else field_weights)
+    conversations = list(dict.fromkeys(chunk_conversations))
+    n_chunks = len(chunk_conversations)
+    columns = _Columns()
+    chunk_blocks: list[FloatArray] = []
+    for model in series:
+        for f, matrix in model.field_stats.items():
+            columns.add((model.name, f), statistic_names(f))
+            chunk_blocks.append(matrix)
+        if model.judge is not None:
+            columns.add((model.name, "judge"), JUDGE_COLUMNS)
+            chunk_blocks.append(model.judge)
+    chunk_width = columns.width
+    chunk_matrix = np.hstack(chunk_blocks) if chunk_blocks else np.zeros((n_chunks, 0))
+    conv_blocks = [_conversation_sums(chunk_matrix, chunk_conversations, conversations)]
+    for model in series:
+        for consumer, counts in (model.downstream or {}).items():
+            count_names = tuple(counts)
+            columns.add((model.name, "downstream", consumer), count_names)
+            conv_blocks.append(np.column_stack([counts[c] for c in count_names]))
+    conv_matrix = np.hstack(conv_blocks)
+    figures = _Figures(series, layer_weights, field_weights, fields_order, columns)
     out: dict[str, Any] = {
-        "n_chunks": int(usable.sum()),
+        "n_chunks": n_chunks,
+        "n_conversations": len(conversations),
         "bootstrap_resamples": options.bootstrap_resamples,
         "confidence": options.confidence,
         "seed": seed,
+        "resampling": {
+            "fields": "chunks",
+            "extraction": "chunks",
+            "judge": "chunks",
+            "downstream": "conversations",
+            "overall": "conversations",
+        },
     }
-    # Intervals: overall, each layer, each layer-1 field, for every model — one vectorised call.
-    labels: list[tuple[str, str, str]] = []
-    rows: list[FloatArray] = []
-    for m, model in enumerate(names):
-        labels.append((model, "overall", "composite"))
-        rows.append(overall[m])
-        for layer in layers:
-            labels.append((model, layer, "composite"))
-            rows.append(stacked[layer][m])
-        for fname, values in series[m].fields.items():
-            labels.append((model, "extraction", fname))
-            rows.append(_fill(values[usable]))
-    intervals = bootstrap_intervals(
-        np.vstack(rows),
-        n_resamples=options.bootstrap_resamples,
-        confidence=options.confidence,
-        seed=seed,
+    by_model: dict[str, dict[str, Any]] = {model.name: {} for model in series}
+
+    def keep(labels: list[tuple[str, str]], resamples: Resamples) -> None:
+        for (model_name, key), interval in zip(
+            labels, intervals_from(resamples, confidence=options.confidence), strict=True
+        ):
+            by_model[model_name][key] = interval.to_dict()
+
+    resample = {"n_resamples": options.bootstrap_resamples, "seed": seed}
+    # Chunk level: the extraction and judge composites over all chunks.
+    chunk_labels: list[tuple[str, str]] = []
+    chunk_stats: list[Callable[[FloatArray], FloatArray]] = []
+    estimates: list[float] = []
+    for m, model in enumerate(series):
+        for layer in ("extraction", "judge"):
+            if layer in model.layer_scores:
+                chunk_labels.append((model.name, layer))
+                chunk_stats.append(partial(figures.layer_of, m, layer))
+                estimates.append(model.layer_scores[layer])
+    if chunk_stats:
+        chunk_units = chunk_matrix[:, :chunk_width]
+        keep(
+            chunk_labels,
+            resample_statistics(chunk_units, _stack(chunk_stats), estimates=estimates, **resample),
+        )
+    # Fields: the chunks that score them (the same chunks for every field, usually).
+    groups: dict[bytes, list[tuple[int, str]]] = {}
+    for m, model in enumerate(series):
+        for f, matrix in model.field_stats.items():
+            mask = matrix[:, 0] > 0  # the "covered" column
+            groups.setdefault(mask.tobytes(), []).append((m, f))
+    for key, members in groups.items():
+        mask = np.frombuffer(key, dtype=bool)
+        if not mask.any():
+            continue
+        labels = [(series[m].name, f"extraction.{f}") for m, f in members]
+        stats = [partial(figures.field_of, m, f) for m, f in members]
+        shown = [series[m].field_scores[f] for m, f in members]
+        keep(
+            labels,
+            resample_statistics(chunk_matrix[mask], _stack(stats), estimates=shown, **resample),
+        )
+    # Conversation level: downstream and overall, the same resamples for every model.
+    conv_labels: list[tuple[str, str]] = []
+    conv_stats: list[Callable[[FloatArray], FloatArray]] = []
+    conv_estimates: list[float] = []
+    for m, model in enumerate(series):
+        if "downstream" in model.layer_scores and model.downstream is not None:
+            conv_labels.append((model.name, "downstream"))
+            conv_stats.append(partial(figures.downstream, m))
+            conv_estimates.append(model.layer_scores["downstream"])
+    overall_rows = []
+    for m, model in enumerate(series):
+        overall_rows.append(len(conv_stats))
+        conv_labels.append((model.name, "overall"))
+        conv_stats.append(partial(figures.overall, m))
+        conv_estimates.append(model.overall)
+    cluster = resample_statistics(
+        conv_matrix, _stack(conv_stats), estimates=conv_estimates, **resample
     )
-    by_model: dict[str, dict[str, Any]] = {model: {} for model in names}
-    for (model, layer, fname), interval in zip(labels, intervals, strict=True):
-        key = layer if fname == "composite" else f"{layer}.{fname}"
-        by_model[model][key] = interval.to_dict()
-    out["intervals"] = by_model
-    out["paired_differences"] = {
-        f"{names[i]}|{names[j]}": paired_difference(
-            overall[i], overall[j], n_resamples=options.bootstrap_resamples, seed=seed
-        ).to_dict()
-        for i, j in itertools.combinations(range(len(names)), 2)
+    keep(conv_labels, cluster)
+    out["intervals"] = {
+        name: dict(sorted(entries.items(), key=lambda kv: _interval_order(kv[0])))
+        for name, entries in by_model.items()
     }
-    probs = rank_probabilities(overall, n_resamples=options.bootstrap_resamples, seed=seed)
+    names = [model.name for model in series]
+    out["paired_differences"] = {}
+    for i, j in itertools.combinations(range(len(series)), 2):
+        diff, low, high, p = paired_from(
+            cluster, overall_rows[i], overall_rows[j], confidence=options.confidence
+        )
+        out["paired_differences"][f"{names[i]}|{names[j]}"] = {
+            "difference": diff,
+            "low": low,
+            "high": high,
+            "p_value": p,
+        }
+    probs = rank_probabilities_from(cluster, overall_rows)
     out["rank_probabilities"] = {
         model: [float(p) for p in probs[m]] for m, model in enumerate(names)
     }
     out["weight_sensitivity"] = _sensitivity(
-        series, layers, layer_weights, field_weights, options, seed
+        series,
+        [x for x in layer_weights if all(x in s.layer_scores for s in series)],
+        layer_weights,
+        field_weights,
+        options,
+        seed,
     )
     return out
+
+
+def _stack(
+    stats: Sequence[Callable[[FloatArray], FloatArray]],
+) -> Callable[[FloatArray], FloatArray]:
+    def statistic(sums: FloatArray) -> FloatArray:
+        return np.vstack([np.broadcast_to(f(sums), (sums.shape[0],)) for f in stats])
+
+    return statistic
+
+
+def _interval_order(key: str) -> tuple[int, str]:
+    """overall, then the layers, then the fields (the order readers expect)."""
+    rank = {"overall": 0, "extraction": 1, "judge": 2, "downstream": 3}
+    return (rank.get(key, 4), key)
 
 
 def _sensitivity(

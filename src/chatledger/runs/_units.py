@@ -281,6 +281,8 @@ def describe_model(unit: ModelUnit) -> ModelFacts:
             "composite": report.extraction_composite,
             "fields": {k: s.score for k, s in report.fields.items()},
             "chunks": len(report.chunks),
+            "aggregate": report.aggregate,
+            "field_counts": {k: s.counts() for k, s in report.fields.items()},
         }
     return facts
 

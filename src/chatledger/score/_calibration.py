@@ -10,7 +10,9 @@ import numpy as np
 N_BINS = 10
 
 
-def _bin_index(conf: np.ndarray, n_bins: int) -> np.ndarray:
+def bin_indices(conf: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
+    """The bin of each confidence: ((m−1)/n_bins, m/n_bins] is bin m−1; 0 goes to the first.
+    Rounded to 9 decimals first so that 0.3 lands in (0.2, 0.3], not (0.3, 0.4]."""
     return np.clip(np.ceil(np.round(conf * n_bins, 9)).astype(np.int64) - 1, 0, n_bins - 1)
 
 
@@ -31,7 +33,7 @@ def reliability_bins_of(
     conf: np.ndarray, correct: np.ndarray, n_bins: int = N_BINS
 ) -> list[dict[str, float]]:
     """:func:`reliability_bins` of pairs given as two arrays (confidence; 1.0/0.0 correct)."""
-    bins = _bin_index(conf, n_bins)
+    bins = bin_indices(conf, n_bins)
     out = []
     for b in range(n_bins):
         mask = bins == b
@@ -87,7 +89,7 @@ def expected_calibration_error_of(
     (confidence; 1.0/0.0 correct): the same numpy sums, without building the pairs."""
     if np.any((conf < 0) | (conf > 1)) or not np.all(np.isfinite(conf)):
         raise ValueError("confidences must lie in [0, 1]")
-    bins = _bin_index(conf, n_bins)
+    bins = bin_indices(conf, n_bins)
     counts = np.bincount(bins, minlength=n_bins).astype(np.float64)
     conf_sum = np.bincount(bins, weights=conf, minlength=n_bins)
     hit_sum = np.bincount(bins, weights=correct, minlength=n_bins)

@@ -116,6 +116,9 @@ class ScoringConfig(BaseModel):
     weights: dict[str, float] = Field(default_factory=dict)
     thresholds: Thresholds = Field(default_factory=Thresholds)
     matcher: str = "token_set"
+    # Which per-field figure the composite uses: the per-chunk mean (macro, DESIGN.md §3) or the
+    # pooled one (micro); None: micro against a reference with ``covers``, else macro.
+    aggregate: Literal["macro", "micro"] | None = None
 
     @model_validator(mode="after")
     def _check(self) -> ScoringConfig:
@@ -169,12 +172,15 @@ class ScoringConfig(BaseModel):
         if "thresholds" in data:
             merged["thresholds"] = data["thresholds"]
         merged["matcher"] = matcher or data.get("matcher", "token_set")
+        if data.get("aggregate") is not None:
+            merged["aggregate"] = data["aggregate"]
         extra = set(data) - {
             "schema_version",
             "weights",
             "thresholds",
             "matcher",
             "replace_weights",
+            "aggregate",
         }
         if extra:
             raise ValueError(f"unknown key(s): {', '.join(sorted(extra))}")

@@ -7,11 +7,8 @@ taken "over matched pairs" with no matched pair is 0.0.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
-from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import numpy as np
-import numpy.typing as npt
 from rapidfuzz.utils import default_process
 
 from chatledger.core import CONFIDENCE_FIELDS, ExtractionV3
@@ -51,14 +48,15 @@ def _text_f1_field(
         return FieldScore.zero(PR, len(ref), len(pred))
     rows, _ = ctx.match_texts(key, ref, pred)
     p, r, score = f1(len(rows), len(pred), len(ref))
-    return FieldScore(score, {"precision": p, "recall": r}, len(ref), len(pred))
+    return FieldScore(score, {"precision": p, "recall": r}, len(ref), len(pred), matched=len(rows))
 
 
 def _set_f1_field(ref: set[Hashable], pred: set[Hashable]) -> FieldScore:
     if not ref and not pred:
         return FieldScore.agree(PR)
-    p, r, score = f1(len(ref & pred), len(pred), len(ref))
-    return FieldScore(score, {"precision": p, "recall": r}, len(ref), len(pred))
+    matched = len(ref & pred)
+    p, r, score = f1(matched, len(pred), len(ref))
+    return FieldScore(score, {"precision": p, "recall": r}, len(ref), len(pred), matched=matched)
 
 
 @field_scorer("topics", PR)
@@ -80,7 +78,14 @@ def score_entities(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
     credit = exact_hits + 0.5 * (len(pairing.rows) - exact_hits)
     p, r, score = f1(credit, n_pred, n_ref)
     share = exact_hits / len(pairing.rows) if pairing.rows else 0.0
-    return FieldScore(score, {"precision": p, "recall": r, "exact_share": share}, n_ref, n_pred)
+    return FieldScore(
+        score,
+        {"precision": p, "recall": r, "exact_share": share},
+        n_ref,
+        n_pred,
+        matched=credit,
+        pooled={"exact_share": (exact_hits, float(len(pairing.rows)))},
+    )
 
 
 @field_scorer("decisions", ("text_f1", "evidence_jaccard"))
@@ -95,12 +100,18 @@ def score_decisions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) 
         "decisions", [d.text for d in ref.decisions], [d.text for d in pred.decisions]
     )
     _, _, text = f1(len(rows), n_pred, n_ref)
-    ev = _mean(
+    jaccards = [
         jaccard(ref.decisions[i].evidence, pred.decisions[j].evidence)
         for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
-    )
+    ]
+    ev = _mean(jaccards)
     return FieldScore(
-        0.75 * text + 0.25 * ev, {"text_f1": text, "evidence_jaccard": ev}, n_ref, n_pred
+        0.75 * text + 0.25 * ev,
+        {"text_f1": text, "evidence_jaccard": ev},
+        n_ref,
+        n_pred,
+        matched=len(rows),
+        pooled={"evidence_jaccard": _pooled(jaccards)},
     )
 
 
@@ -116,12 +127,18 @@ def score_action_items(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContex
         "action_items", [a.text for a in ref.action_items], [a.text for a in pred.action_items]
     )
     _, _, text = f1(len(rows), n_pred, n_ref)
-    owner = _mean(
+    owners = [
         float(ctx.resolve(ref.action_items[i].owner) == ctx.resolve(pred.action_items[j].owner))
         for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
-    )
+    ]
+    owner = _mean(owners)
     return FieldScore(
-        0.70 * text + 0.30 * owner, {"text_f1": text, "owner_accuracy": owner}, n_ref, n_pred
+        0.70 * text + 0.30 * owner,
+        {"text_f1": text, "owner_accuracy": owner},
+        n_ref,
+        n_pred,
+        matched=len(rows),
+        pooled={"owner_accuracy": _pooled(owners)},
     )
 
 
@@ -150,15 +167,24 @@ def score_claims(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> 
     _, _, text = f1(len(rows), n_pred, n_ref)
     ref_claims = [ref.claims[i] for i in rows.tolist()]
     pred_claims = [pred.claims[j] for j in cols.tolist()]
-    polarity = _mean(
+    polarities = [
         float(a.polarity == b.polarity) for a, b in zip(ref_claims, pred_claims, strict=True)
-    )
+    ]
+    polarity = _mean(polarities)
     subject = _subject_consistency(
         [a.subject for a in ref_claims], [b.subject for b in pred_claims], ctx
     )
     score = 0.60 * text + 0.25 * polarity + 0.15 * subject
     comps = {"text_f1": text, "polarity_accuracy": polarity, "subject_consistency": subject}
-    return FieldScore(score, comps, n_ref, n_pred)
+    # Subject consistency is a share of claim pairs (one "pair" for a single matched claim):
+    # pooled, the agreeing pairs of all chunks over all their pairs.
+    k = len(ref_claims)
+    n_pairs = float(k * (k - 1) // 2 if k > 1 else k)
+    pooled = {
+        "polarity_accuracy": _pooled(polarities),
+        "subject_consistency": (float(round(subject * n_pairs)), n_pairs),
+    }
+    return FieldScore(score, comps, n_ref, n_pred, matched=k, pooled=pooled)
 
 
 def _subject_consistency(
@@ -171,14 +197,6 @@ def _subject_consistency(
     """
     cutoff = 100.0 * ctx.config.thresholds.subject
     return subject_consistency(ref_subjects, pred_subjects, cutoff, ctx.matcher)
-
-
-@lru_cache(maxsize=64)
-def _upper_triangle(k: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
-    """Indices of the pairs (i < j) of k items; the same few sizes recur in every run."""
-    rows, cols = np.triu_indices(k, k=1)
-    rows.flags.writeable = cols.flags.writeable = False  # shared between calls
-    return rows, cols
 
 
 @field_scorer("links", PR)
@@ -261,7 +279,8 @@ def score_confidence(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext)
     ece = expected_calibration_error(pairs)
     accuracy = sum(c for _, c in pairs) / len(pairs)
     comps = {"ece": ece, "n_items": float(len(pairs)), "accuracy": accuracy}
-    return FieldScore(1.0 - ece, comps, n_ref, n_pred, tuple(pairs))
+    hits = float(sum(1 for _, correct in pairs if correct))
+    return FieldScore(1.0 - ece, comps, n_ref, n_pred, tuple(pairs), matched=hits)
 
 
 @field_scorer("summary", ("similarity",))
@@ -299,7 +318,14 @@ def score_qa_pairs(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
             agreements.append(float(sim >= cutoff))
     answer = _mean(agreements)
     comps = {"question_f1": question, "answer_agreement": answer}
-    return FieldScore(0.60 * question + 0.40 * answer, comps, n_ref, n_pred)
+    return FieldScore(
+        0.60 * question + 0.40 * answer,
+        comps,
+        n_ref,
+        n_pred,
+        matched=len(rows),
+        pooled={"answer_agreement": _pooled(agreements)},
+    )
 
 
 @field_scorer("emotional_tone", PR)
@@ -350,7 +376,14 @@ def score_conversation_phases(
     _, _, label_f1 = f1(len(rows), len(b), len(a))
     mean_iou = _mean(ious)
     comps = {"phase_f1": label_f1, "mean_iou": mean_iou}
-    return FieldScore(0.5 * label_f1 + 0.5 * mean_iou, comps, len(a), len(b))
+    return FieldScore(
+        0.5 * label_f1 + 0.5 * mean_iou,
+        comps,
+        len(a),
+        len(b),
+        matched=len(rows),
+        pooled={"mean_iou": _pooled(ious)},
+    )
 
 
 @field_scorer("implicit_assumptions", PR)
@@ -373,6 +406,11 @@ def score_negotiation_patterns(
         {(n.pattern, ctx.resolve(n.actor)) for n in ref.negotiation_patterns},
         {(n.pattern, ctx.resolve(n.actor)) for n in pred.negotiation_patterns},
     )
+
+
+def _pooled(values: Sequence[float]) -> tuple[float, float]:
+    """(sum, count) of a component's per-pair values, for pooling over chunks."""
+    return float(sum(values)), float(len(values))
 
 
 def _mean(values: Iterable[float]) -> float:

@@ -19,12 +19,19 @@ from chatledger.core import (
     RecordStatus,
 )
 from chatledger.matching import TextMatcher, get_matcher
-from chatledger.score._calibration import (
-    SMALL,
-    expected_calibration_error,
-    expected_calibration_error_of,
-    reliability_bins_of,
+from chatledger.score._aggregate import (
+    Aggregate,
+    FloatArray,
+    chunk_statistics,
+    composite_value,
+    macro_value,
+    micro_parts,
+    pooled_ece,
+    resolve_aggregate,
+    statistic_names,
+    usable_share,
 )
+from chatledger.score._calibration import reliability_bins_of
 from chatledger.score._config import ScoringConfig
 from chatledger.score._context import ChunkContext, ScoringContext
 from chatledger.score._types import FIELD_SCORERS, FieldScore, FieldScorer
@@ -37,10 +44,16 @@ class ChunkResult:
     chunk_id: str
     status: RecordStatus
     fields: dict[str, FieldScore]
+    # The reference record names the fields it covers (partial human gold): the composite's
+    # default aggregate is then micro (resolve_aggregate).
+    partial: bool = False
 
 
 @dataclass(frozen=True)
 class FieldSummary:
+    """One field over a run: the headline score (under the report's aggregate), both
+    aggregates, the macro means of its components and the item counts behind it."""
+
     score: float
     weight: float
     components: dict[str, float]
@@ -48,6 +61,34 @@ class FieldSummary:
     n_predicted: int
     # Reliability-diagram bins (only for ``confidence``): what a calibration plot needs.
     reliability: list[dict[str, float]] = field(default_factory=list)
+    n_matched: float = 0.0  # matched items over all chunks (entities: their credit)
+    both_empty: int = 0  # usable chunks where neither side has an item
+    chunks: int = 0  # chunks that score this field
+    macro: float = 0.0  # the mean of the per-chunk scores (DESIGN.md §3)
+    # Pooled over all chunks' items: precision, recall, f1, the pooled pair components and
+    # the field score built from them (only ``score`` for fields without item lists).
+    micro: dict[str, float] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, Any]:
+        """The counts and both aggregates (what a run record keeps as ``FieldCounts``)."""
+        return {
+            "n_matched": self.n_matched,
+            "n_reference": self.n_reference,
+            "n_predicted": self.n_predicted,
+            "both_empty": self.both_empty,
+            "chunks": self.chunks,
+            "macro": self.macro,
+            "micro": self.micro,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": self.score,
+            "weight": self.weight,
+            "components": self.components,
+            **self.counts(),
+            **({"reliability": self.reliability} if self.reliability else {}),
+        }
 
 
 @dataclass
@@ -61,6 +102,8 @@ class ScoreReport:
     fields: dict[str, FieldSummary]
     extraction_composite: float
     chunks: list[ChunkResult]
+    # Which per-field figure the composite used: "macro" (per-chunk mean) or "micro" (pooled).
+    aggregate: str = "macro"
     problems: list[Problem] = field(default_factory=list)
     excluded_chunks: list[str] = field(default_factory=list)
     # Chunk ids of the reference or challenger file that the chunks file does not hold (not
@@ -106,17 +149,8 @@ class ScoreReport:
             "invalid": self.invalid,
             "missing": self.missing,
             "validity_rate": self.validity_rate,
-            "fields": {
-                name: {
-                    "score": s.score,
-                    "weight": s.weight,
-                    "components": s.components,
-                    "n_reference": s.n_reference,
-                    "n_predicted": s.n_predicted,
-                    **({"reliability": s.reliability} if s.reliability else {}),
-                }
-                for name, s in self.fields.items()
-            },
+            "aggregate": self.aggregate,
+            "fields": {name: s.to_dict() for name, s in self.fields.items()},
             "extraction_composite": self.extraction_composite,
             "excluded_chunks": self.excluded_chunks,
             "unknown_chunks": self.unknown_chunks,
@@ -152,9 +186,38 @@ def covered_scorers(
     return scorers if covers is None else [s for s in scorers if s[0] in covers]
 
 
-def zero_scores(chunk_scorers: list[tuple[str, FieldScorer]]) -> dict[str, FieldScore]:
-    """Every field 0: a chunk whose challenger extraction is missing or invalid."""
-    return {name: FieldScore.zero(FIELD_SCORERS.get(name).components) for name, _ in chunk_scorers}
+def zero_scores(
+    chunk_scorers: list[tuple[str, FieldScorer]],
+    reference: ExtractionV3 | None = None,
+    chunk: ChunkContext | Chunk | None = None,
+    config: ScoringConfig | None = None,
+    matcher: TextMatcher | None = None,
+) -> dict[str, FieldScore]:
+    """Every field 0: a chunk whose challenger extraction is missing or invalid.
+
+    With ``reference``, each field keeps the reference's item count (what scoring it against
+    an empty extraction counts), so the pooled (micro) recall counts those items as missed.
+    """
+    if reference is None:
+        return {
+            name: FieldScore.zero(FIELD_SCORERS.get(name).components) for name, _ in chunk_scorers
+        }
+    config = config or ScoringConfig.default()
+    against_empty = _score_fields(
+        reference,
+        _EMPTY,
+        chunk,
+        config,
+        matcher or get_matcher(config.matcher),
+        chunk_scorers,
+    )
+    return {
+        name: FieldScore.zero(FIELD_SCORERS.get(name).components, score.n_reference, 0)
+        for name, score in against_empty.items()
+    }
+
+
+_EMPTY = ExtractionV3()
 
 
 def _scorers(config: ScoringConfig) -> list[tuple[str, FieldScorer]]:
@@ -230,12 +293,13 @@ def score_records(
             continue
         record = challenger.get(chunk_id)
         chunk_scorers = covered_scorers(scorers, ref_record.covers)
+        partial = ref_record.covers is not None
+        chunk = by_id.get(chunk_id)
         if record is None or record.extraction is None:
             status = RecordStatus.MISSING if record is None else record.status
-            zero = zero_scores(chunk_scorers)
-            results.append(ChunkResult(chunk_id, status, zero))
+            zero = zero_scores(chunk_scorers, ref_record.extraction, chunk, config, matcher)
+            results.append(ChunkResult(chunk_id, status, zero, partial))
             continue
-        chunk = by_id.get(chunk_id)
         if chunk is not None:
             where = _source(record, challenger, challenger_model)
             id_problems.extend(
@@ -244,7 +308,7 @@ def score_records(
         scores = _score_fields(
             ref_record.extraction, record.extraction, chunk, config, matcher, chunk_scorers
         )
-        results.append(ChunkResult(chunk_id, RecordStatus.OK, scores))
+        results.append(ChunkResult(chunk_id, RecordStatus.OK, scores, partial))
     if not results:
         raise _no_usable_reference(reference, by_id if chunks is not None else None)
     all_problems = list(problems)
@@ -274,6 +338,7 @@ def score_records(
         fields=summaries,
         extraction_composite=composite,
         chunks=results,
+        aggregate=aggregate_of(results, config),
         problems=all_problems,
         excluded_chunks=excluded,
         unknown_chunks=unknown,
@@ -289,8 +354,13 @@ def summarise_chunks(
     batches on several workers (the sums run left to right, so the floats are the same)."""
     totals = FieldTotals()
     for result in results:
-        totals.add(result.status, result.fields)
+        totals.add(result.status, result.fields, result.partial)
     return totals.summaries(config)
+
+
+def aggregate_of(results: Sequence[ChunkResult], config: ScoringConfig) -> Aggregate:
+    """The aggregate :func:`summarise_chunks` used for these results."""
+    return resolve_aggregate(config.aggregate, any(r.partial for r in results))
 
 
 def _source(record: ExtractionRecord, records: Mapping[str, ExtractionRecord], label: str) -> str:
@@ -427,92 +497,156 @@ def _no_usable_reference(
     return InputError(message, path=path or None)
 
 
+@dataclass(frozen=True)
+class _Counts:
+    """The counts and both aggregates that go beside a field's headline score."""
+
+    n_matched: float
+    both_empty: int
+    chunks: int
+    macro: float
+    micro: dict[str, float]
+
+    def summary(
+        self,
+        score: float,
+        weight: float,
+        components: dict[str, float],
+        n_ref: int,
+        n_pred: int,
+        reliability: list[dict[str, float]] | None = None,
+    ) -> FieldSummary:
+        return FieldSummary(
+            score,
+            weight,
+            components,
+            n_ref,
+            n_pred,
+            reliability or [],
+            n_matched=self.n_matched,
+            both_empty=self.both_empty,
+            chunks=self.chunks,
+            macro=self.macro,
+            micro=self.micro,
+        )
+
+
 class FieldTotals:
     """What the run-level field summaries need, gathered chunk by chunk in chunk order.
 
-    Each field keeps its per-chunk scores and components as flat float arrays (8 bytes each,
-    not a ChunkResult per chunk), summed left to right at the end exactly as a list is;
-    ``confidence`` keeps its (confidence, correct) pairs as two arrays for the pooled ECE.
+    Each field keeps running sums of its per-chunk statistics (``score._aggregate``) and
+    components, added left to right exactly as ``sum()`` of a list would, so memory does not
+    grow with the number of chunks; ``confidence`` also keeps its (confidence, correct) pairs
+    for the reliability diagram. The run-level figures are the functions of
+    ``score._aggregate`` applied to these sums — the functions a bootstrap applies to the sums
+    of each resample.
     """
 
     def __init__(self) -> None:
-        self._scores: dict[str, array[float]] = {}
-        self._components: dict[str, dict[str, array[float]]] = {}
-        self._n_ref: dict[str, int] = {}
-        self._n_pred: dict[str, int] = {}
-        self._usable: dict[str, int] = {}
+        self._sums: dict[str, list[float]] = {}
+        self._columns: dict[str, tuple[str, ...]] = {}
+        self._components: dict[str, dict[str, float]] = {}
+        self._partial = False
         self._conf: array[float] = array("d")
         self._correct = bytearray()
 
-    def add(self, status: RecordStatus, fields: Mapping[str, FieldScore]) -> None:
-        """One chunk's field scores (chunks must come in the run's order)."""
+    def add(
+        self, status: RecordStatus, fields: Mapping[str, FieldScore], partial: bool = False
+    ) -> None:
+        """One chunk's field scores (chunks must come in the run's order); ``partial``: the
+        reference record covers only some fields (human gold)."""
         ok = status is RecordStatus.OK
+        self._partial = self._partial or partial
         for name, score in fields.items():
-            scores = self._scores.get(name)
-            if scores is None:
-                scores = self._scores[name] = array("d")
+            sums = self._sums.get(name)
+            if sums is None:
+                self._columns[name] = statistic_names(name)
+                sums = self._sums[name] = [0.0] * len(self._columns[name])
                 components = FIELD_SCORERS.get(name).components
-                self._components[name] = {c: array("d") for c in components}
-                self._n_ref[name] = self._n_pred[name] = self._usable[name] = 0
-            scores.append(score.score)
-            for comp, values in self._components[name].items():
-                values.append(score.components[comp])
-            self._n_ref[name] += score.n_reference
-            self._n_pred[name] += score.n_predicted
-            if ok:
-                self._usable[name] += 1
-                if name == "confidence" and score.calibration:
-                    self._conf.extend([c for c, _ in score.calibration])
-                    self._correct.extend([1 if k else 0 for _, k in score.calibration])
+                self._components[name] = dict.fromkeys(components, 0.0)
+            for i, value in enumerate(chunk_statistics(name, score, ok)):
+                sums[i] += value
+            running = self._components[name]
+            for comp in running:
+                running[comp] += score.components[comp]
+            if ok and name == "confidence" and score.calibration:
+                self._conf.extend([c for c, _ in score.calibration])
+                self._correct.extend([1 if k else 0 for _, k in score.calibration])
+
+    def sums(self, name: str) -> dict[str, FloatArray]:
+        """The field's summed statistics, each as a one-element array."""
+        return {
+            col: np.array([value])
+            for col, value in zip(self._columns[name], self._sums[name], strict=True)
+        }
 
     def summaries(self, config: ScoringConfig) -> tuple[dict[str, FieldSummary], float]:
         """The summaries of the config's fields that any chunk scored, and the extraction
-        composite (weights renormalised over the fields present)."""
-        present = [name for name in config.fields if name in self._scores]
-        summaries = {name: self._summarise(name, config.weights[name]) for name in present}
-        composite = sum(s.score * s.weight for s in summaries.values())
-        if len(present) < len(config.fields):
-            total = sum(s.weight for s in summaries.values())
-            composite = composite / total if total > 0 else 0.0
+        composite (weights renormalised over the fields present), under
+        :attr:`aggregate`."""
+        present = [name for name in config.fields if name in self._sums]
+        aggregate = self.aggregate(config)
+        summaries = {
+            name: self._summarise(name, config.weights[name], aggregate) for name in present
+        }
+        values = {name: np.array([s.score]) for name, s in summaries.items()}
+        found = {name: np.array([True]) for name in summaries}
+        composite = float(composite_value(values, found, config.weights, config.fields)[0])
         return summaries, composite
 
-    def _summarise(self, name: str, weight: float) -> FieldSummary:
-        n_ref, n_pred = self._n_ref[name], self._n_pred[name]
-        n = len(self._scores[name])
-        if name == "confidence":
-            return self._pooled_confidence(weight, n, n_ref, n_pred)
-        # Plain left-to-right sums over chunks (sum() of an array is sum() of a list).
-        score = sum(self._scores[name]) / n
-        components = {c: sum(values) / n for c, values in self._components[name].items()}
-        return FieldSummary(score, weight, components, n_ref, n_pred)
+    def aggregate(self, config: ScoringConfig) -> Aggregate:
+        """The aggregate the composite uses (configured, else micro against partial gold)."""
+        return resolve_aggregate(config.aggregate, self._partial)
 
-    def _pooled_confidence(self, weight: float, n: int, n_ref: int, n_pred: int) -> FieldSummary:
+    def _summarise(self, name: str, weight: float, aggregate: Aggregate) -> FieldSummary:
+        sums = self.sums(name)
+        n = int(sums["covered"][0])
+        macro = float(macro_value(name, sums)[0])
+        micro = {k: float(v[0]) for k, v in micro_parts(name, sums).items()}
+        score = micro["score"] if aggregate == "micro" else macro
+        n_ref, n_pred = int(sums["n_reference"][0]), int(sums["n_predicted"][0])
+        counts = _Counts(
+            n_matched=float(sums["matched"][0]) if "matched" in sums else 0.0,
+            both_empty=int(sums["both_empty"][0]),
+            chunks=n,
+            macro=macro,
+            micro=micro,
+        )
+        if name == "confidence":
+            return self._pooled_confidence(score, weight, sums, n_ref, n_pred, counts)
+        # Plain left-to-right sums over chunks (running sums add as sum() of a list does).
+        components = {c: total / n for c, total in self._components[name].items()}
+        return counts.summary(score, weight, components, n_ref, n_pred)
+
+    def _pooled_confidence(
+        self,
+        score: float,
+        weight: float,
+        sums: Mapping[str, FloatArray],
+        n_ref: int,
+        n_pred: int,
+        counts: _Counts,
+    ) -> FieldSummary:
         """1 − ECE over the items of all chunks, scaled by the share of usable chunks.
 
         Pooling is what DESIGN.md asks (ECE is noisy at small n). The scaling keeps the rule
         that an invalid or missing chunk costs every field, this one included.
         """
-        usable = self._usable["confidence"] / n
         n_items = len(self._conf)
         bins: list[dict[str, float]] = []
         if n_items:
-            if n_items <= SMALL:
-                pairs = [(c, k == 1) for c, k in zip(self._conf, self._correct, strict=True)]
-                ece = expected_calibration_error(pairs)
-            else:
-                ece = expected_calibration_error_of(*self._arrays())
+            ece = float(pooled_ece(sums)[0])
             accuracy = self._correct.count(1) / n_items
             bins = reliability_bins_of(*self._arrays())
         else:
             ece, accuracy = (0.0, 1.0) if n_ref == 0 and n_pred == 0 else (1.0, 0.0)
-        base = 1.0 - ece
         components = {
             "ece": ece,
             "n_items": float(n_items),
             "accuracy": accuracy,
-            "usable_share": usable,
+            "usable_share": float(usable_share(sums)[0]),
         }
-        return FieldSummary(base * usable, weight, components, n_ref, n_pred, bins)
+        return counts.summary(score, weight, components, n_ref, n_pred, bins)
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
         conf = np.frombuffer(self._conf, dtype=np.float64)

@@ -74,15 +74,18 @@ def score_files(
             continue
         record = chal.take(chunk_id)
         chunk_scorers = covered_scorers(scorers, ref_record.covers)
-        if record is None or record.extraction is None:
-            status = RecordStatus.MISSING if record is None else record.status
-            zero = zero_scores(chunk_scorers)
-            totals.add(status, zero)
-            counts[status] += 1
-            continue
+        partial = ref_record.covers is not None
         context = None
         if outline is not None:
             positions = {m: i for i, m in enumerate(outline.message_ids)}
+            context = ChunkContext(participants=outline.speakers, positions=positions)
+        if record is None or record.extraction is None:
+            status = RecordStatus.MISSING if record is None else record.status
+            zero = zero_scores(chunk_scorers, ref_record.extraction, context, config, matcher)
+            totals.add(status, zero, partial)
+            counts[status] += 1
+            continue
+        if outline is not None:
             id_problems.extend(
                 unknown_ids(
                     record.extraction,
@@ -93,11 +96,10 @@ def score_files(
                     record.line,
                 )
             )
-            context = ChunkContext(participants=outline.speakers, positions=positions)
         scores = _score_fields(
             ref_record.extraction, record.extraction, context, config, matcher, chunk_scorers
         )
-        totals.add(RecordStatus.OK, scores)
+        totals.add(RecordStatus.OK, scores, partial)
         counts[RecordStatus.OK] += 1
     ref.drain()
     chal.drain()
@@ -136,6 +138,7 @@ def score_files(
         unknown_chunks=unknown,
         unknown_message_ids=len(id_problems),
         counted=(scored, counts[RecordStatus.INVALID], counts[RecordStatus.MISSING]),
+        aggregate=totals.aggregate(config),
     )
 
 

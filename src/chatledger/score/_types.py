@@ -19,6 +19,10 @@ class FieldScore:
     n_predicted: int
     # (confidence, correct) of each challenger item with a stated confidence: pooled for ECE.
     calibration: tuple[tuple[float, bool], ...] = ()
+    # What the pooled (micro) figures add up over chunks: the matched items (the credit, for
+    # entities), and for each component taken over matched pairs its (sum, number of terms).
+    matched: float = 0.0
+    pooled: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def agree(cls, names: tuple[str, ...], n_ref: int = 0, n_pred: int = 0) -> FieldScore:
@@ -28,6 +32,11 @@ class FieldScore:
     @classmethod
     def zero(cls, names: tuple[str, ...], n_ref: int = 0, n_pred: int = 0) -> FieldScore:
         return cls(0.0, dict.fromkeys(names, 0.0), n_ref, n_pred)
+
+    @property
+    def both_empty(self) -> bool:
+        """Neither side has an item of this field (the chunk scores 1.0 by agreement)."""
+        return self.n_reference == 0 and self.n_predicted == 0
 
 
 FieldScorer = Callable[[ExtractionV3, ExtractionV3, ScoringContext], FieldScore]

@@ -14,6 +14,15 @@ from chatledger.stats._effects import (
     StrategyVsModel,
     factor_effects,
 )
+from chatledger.stats._resample import (
+    Resamples,
+    bootstrap_sums,
+    intervals_from,
+    paired_from,
+    rank_probabilities_from,
+    resample_counts,
+    resample_statistics,
+)
 from chatledger.stats._variance import repeat_variance
 from chatledger.stats._weights import Sensitivity, dirichlet_sensitivity, ranking, simplex_grid
 
@@ -22,15 +31,22 @@ __all__ = [
     "Interval",
     "MetricEffects",
     "PairedDifference",
+    "Resamples",
     "Sensitivity",
     "StrategyVsModel",
     "bootstrap_intervals",
+    "bootstrap_sums",
     "dirichlet_sensitivity",
     "factor_effects",
+    "intervals_from",
     "paired_difference",
+    "paired_from",
     "rank_probabilities",
+    "rank_probabilities_from",
     "ranking",
     "repeat_variance",
+    "resample_counts",
     "resample_indices",
+    "resample_statistics",
     "simplex_grid",
 ]
