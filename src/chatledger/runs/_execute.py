@@ -211,8 +211,6 @@ class _Run:
                 tuple(config.weights.consumers.items()) if config.weights.consumers else None
             ),
         )
-        weights_used, note = layer_weights_used(config.weights.layers, list(config.layers))
-
         # What each file holds as a whole (and the chunk order), all at once on the executor.
         units: list[Any] = [IndexUnit(str(chunks_path))]
         units.append(ModelUnit(spec, "reference", str(reference_path), is_reference=True))
@@ -237,6 +235,10 @@ class _Run:
         reference_facts: ModelFacts = described[1]
         challenger_facts: list[ModelFacts] = described[2 : 2 + len(challenger_paths)]
         reference_gold: ModelFacts | None = described[-1] if gold_path is not None else None
+        layers_scored, unscored_note = self._scored_layers(reference_facts.covered)
+        weights_used, note = layer_weights_used(config.weights.layers, layers_scored)
+        if unscored_note is not None:
+            note = f"{unscored_note}; {note}" if note else unscored_note
         reference_name = config.reference.label or reference_facts.source_model
         spec = RunSpec(**{**spec.__dict__, "reference_model": reference_facts.source_model})
         plans = self._plan_models(challenger_paths, challenger_facts, reference_name, spec)
@@ -323,7 +325,7 @@ class _Run:
         result = RunResult(
             name=config.name,
             out_dir=self.out_dir,
-            layers_run=list(config.layers),
+            layers_run=layers_scored,
             layer_weights_used=weights_used,
             renormalisation_note=note,
             notes=[n for n in (index.note,) if n is not None],
@@ -367,6 +369,34 @@ class _Run:
         record.write(self.out_dir)
         result.record = record
         return result
+
+    def _scored_layers(self, covered: tuple[str, ...] | None) -> tuple[list[str], str | None]:
+        """The layers that get a score, and why one that runs does not: against a reference
+        covering too little for every consumer with a weight (partial gold), layer 3 runs —
+        downstream.json still says which consumers were skipped and why — but has no
+        composite, so it is left out of every model's overall alike."""
+        layers: list[str] = list(self.config.layers)
+        if "downstream" not in layers or covered is None:
+            return layers, None
+        from chatledger.downstream import resolve_weights, skipped_consumers
+
+        skipped = skipped_consumers(covered)
+        weights = resolve_weights(self.config.weights.consumers)
+        if any(w > 0 and name not in skipped for name, w in weights.items()):
+            return layers, None
+        shown = "; ".join(f"{name} needs {', '.join(fields)}" for name, fields in skipped.items())
+        note = (
+            "downstream has no score: the reference covers too little for any consumer with a "
+            f"weight ({shown})"
+        )
+        if not any(self.config.weights.layers.get(x, 0.0) > 0 for x in layers if x != "downstream"):
+            raise InputError(
+                f"{note}, and no other layer with a weight above 0 ran: nothing to rank the "
+                "models by",
+                path=self.loaded.path,
+                field="layers",
+            )
+        return [x for x in layers if x != "downstream"], note
 
     def _plan_models(
         self,
@@ -663,20 +693,6 @@ class _Run:
             rows += down
             if output.layer_score is not None:
                 layers["downstream"] = output.layer_score
-            else:
-                # Every consumer was skipped (the reference covers none of them) or none that
-                # ran has a weight: the layer is left out of the overall, for every model alike.
-                from chatledger.runs._results import leave_out_layer
-
-                skipped = _mapping(output.summary.get("skipped", {}))
-                reason = "no downstream consumer with a weight ran" + (
-                    f"; skipped, the reference not covering what they read: {', '.join(skipped)}"
-                    if skipped
-                    else ""
-                )
-                problems.append(
-                    leave_out_layer(weights_used, self.config.weights.layers, "downstream", reason)
-                )
             consumers = {
                 k: _float(_mapping(v)["agreement"])
                 for k, v in _mapping(output.summary["consumers"]).items()

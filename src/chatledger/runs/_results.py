@@ -77,24 +77,6 @@ class RunResult:
     # The typed record written as run.json (set when the run directory is written).
     record: ConversationRun | None = None
 
-    def __post_init__(self) -> None:
-        # A layer taken out of the weights while the models were summarised (leave_out_layer:
-        # every downstream consumer skipped against partial gold) has no score: not run.
-        left_out = [name for name in self.layers_run if name not in self.layer_weights_used]
-        if not left_out:
-            return
-        self.layers_run = [name for name in self.layers_run if name in self.layer_weights_used]
-        clauses = []
-        if self.renormalisation_note:  # the layers not configured, without its stale weights
-            clauses.append(self.renormalisation_note.split("; remaining weights")[0])
-        clauses.append(
-            f"layer(s) left out: {', '.join(left_out)} (no score against this reference; "
-            "see each model's problems)"
-        )
-        shown = ", ".join(f"{k} {v:.3f}" for k, v in self.layer_weights_used.items())
-        clauses.append(f"remaining weights renormalised to {shown}")
-        self.renormalisation_note = "; ".join(clauses)
-
     def leaderboard(self) -> list[ModelSummary]:
         return sorted(self.models, key=lambda m: (-m.overall, m.name))
 
@@ -118,29 +100,3 @@ def layer_weights_used(
 
 def overall_composite(layers: dict[str, float], weights: dict[str, float]) -> float:
     return sum(weights[name] * layers[name] for name in weights)
-
-
-def leave_out_layer(
-    weights_used: dict[str, float], configured: dict[str, float], layer: str, reason: str
-) -> str:
-    """Take ``layer`` out of the run's layer weights, in place, the others renormalised by
-    :func:`layer_weights_used`, and return the note that says so (again, unchanged, when it is
-    out already).
-
-    In place because a run has one weights dict, shared by every model's summary, the
-    statistics and the run result (whose ``layers_run`` then drops the layer): a layer that has
-    no score against the reference (every downstream consumer skipped against partial gold) is
-    left out for every model alike. Raises InputError when no layer with a weight remains.
-    """
-    remaining = [name for name in weights_used if name != layer]
-    if not any(configured.get(name, 0.0) > 0 for name in remaining):
-        raise InputError(
-            f"the {layer} layer has no score ({reason}) and no other layer with a weight "
-            "above 0 ran: nothing to rank the models by"
-        )
-    if layer in weights_used:
-        used, _ = layer_weights_used(configured, remaining)
-        weights_used.clear()
-        weights_used.update(used)
-    shown = ", ".join(f"{k} {v:.3f}" for k, v in weights_used.items())
-    return f"{layer} left out of the overall ({reason}); remaining weights renormalised to {shown}"

@@ -161,6 +161,8 @@ class ModelFacts:
     gold: dict[str, Any] | None = None
     gold_model: str | None = None
     usable_reference: bool = True
+    # The reference's covered fields (downstream.reference_coverage; None: every field).
+    covered: tuple[str, ...] | None = None
 
 
 def usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
@@ -252,6 +254,7 @@ def describe_model(unit: ModelUnit) -> ModelFacts:
         usage=usage_totals(source, len(chunks)),
         sample_count=source.sample_count,
         usable_reference=usable,
+        covered=reference_coverage(reference.records, chunks) if unit.is_reference else None,
     )
     if not unit.is_reference:
         facts.degenerate = count_degenerate(reference.records, source.records, chunks).model_dump()
