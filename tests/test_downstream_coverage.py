@@ -580,3 +580,16 @@ def test_a_stage_of_version_1_is_recomputed(tmp_path: Path) -> None:
         store.save("m", output, [])
         found = store.load("m", "downstream", "k")
         assert (found is not None) == (version == STAGE_VERSION)
+
+
+def test_run_downstream_reads_the_references_covers_by_default(tmp_path: Path) -> None:
+    from chatledger.demo import human_sample
+
+    chunks_path, gold_path = human_sample("casino", tmp_path)
+    chunks = read_chunks(chunks_path)
+    gold = read_extractions(gold_path).records
+    report = run_downstream(chunks, gold, gold)  # no `covered`: the gold's own covers
+    assert set(report.skipped) == {"loops", "escalation", "arcs", "daily_report"}
+    assert list(report.consumers) == ["drift"] and report.downstream_composite == 1.0
+    full = run_downstream(chunks, gold, gold, covered=None)  # None: every field covered
+    assert full.skipped == {} and len(full.consumers) == 5

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -262,17 +262,20 @@ def run_downstream(
     reference_records: Mapping[str, ExtractionRecord],
     challenger_records: Mapping[str, ExtractionRecord],
     weights: Mapping[str, float] | None = None,
-    covered: Collection[str] | None = None,
+    covered: Collection[str] | Literal["auto"] | None = "auto",
 ) -> DownstreamReport:
     """Run the consumers on the reference's and the challenger's extractions and compare.
 
-    ``covered``: the fields the reference covers (:func:`reference_coverage` of its records;
-    None: every field); consumers that read other fields are skipped. Chunks whose record is
-    missing or not ``ok`` are read as empty extractions on that side.
+    ``covered``: the fields the reference covers — by default its :func:`reference_coverage`
+    (partial gold's ``covers``), None for every field; consumers that read other fields are
+    skipped. Chunks whose record is missing or not ``ok`` are read as empty extractions on that
+    side.
     """
     if not chunks:
         raise InputError("no chunks to run the downstream consumers on")
     resolve_weights(weights)  # bad weights fail before any work
+    if covered == "auto":
+        covered = reference_coverage(reference_records, chunks)
     names = _running(covered)
     reference_view = build_conversations(chunks, reference_records)
     challenger_view = build_conversations(chunks, challenger_records)
