@@ -43,6 +43,13 @@ def print_run_result(result: RunResult) -> None:
     stdout.print(leaderboard_table(result))
     weights = ", ".join(f"{k} {v:.3f}" for k, v in result.layer_weights_used.items())
     stdout.print(f"layer weights: {weights}")
+    aggregates = {m.aggregate for m in result.models if "extraction" in m.layers}
+    if aggregates:
+        from chatledger.cli._render import aggregate_note
+
+        stdout.print(
+            f"extraction fields: {'; '.join(aggregate_note(a) for a in sorted(aggregates))}"
+        )
     if result.renormalisation_note:
         note(result.renormalisation_note)
     for text in result.notes:
