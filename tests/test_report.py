@@ -176,7 +176,7 @@ def test_demo_report_states_what_is_missing(demo_report: tuple[Path, str]) -> No
     # The demo's reference is hand-written (human) gold, and the offline extractor is also
     # scored against the AMI and CaSiNo human annotations.
     assert "No human gold" not in html
-    assert "The reference is human gold" in html
+    assert "The reference is human annotation" in html
     assert "offline:rules vs ami" in html and "offline:rules vs casino" in html
     assert "No cost data" in html
     assert "One judge only" in html

@@ -14,10 +14,53 @@ if TYPE_CHECKING:
     from chatledger.record import HumanGold, Interval, RunStats
 
 
+WIDENED_MARK = "†"
+
+
+def _widened(entry: Interval | None) -> bool:
+    return entry is not None and "widened" in (entry.method or "")
+
+
 def _interval(entry: Interval | None) -> str:
+    """The estimate (the leaderboard's figure) over its interval; † when it was widened."""
     if entry is None:
         return "—"
-    return f"{entry.estimate:.3f} [{entry.low:.3f}, {entry.high:.3f}]"
+    mark = f" {WIDENED_MARK}" if _widened(entry) else ""
+    return f"{entry.estimate:.3f}\n[{entry.low:.3f}, {entry.high:.3f}]{mark}"
+
+
+_FIGURES = (
+    ("overall", "overall"),
+    ("extraction", "extraction"),
+    ("judge", "judge"),
+    ("downstream", "downstream"),
+    ("fields", "each field"),
+)
+
+
+def _resampling(stats: RunStats, layers: list[str]) -> str:
+    """What each kind of interval resamples, with the number of units."""
+    if not stats.resampling:
+        return (
+            "resampled units — not recorded (a run written before they were: its intervals "
+            "are of per-chunk means and may differ slightly from the leaderboard's figures)"
+        )
+    shown = {"overall", *layers, *(["fields"] if "extraction" in layers else [])}
+    parts = []
+    for kind, label in _FIGURES:
+        if kind not in shown:
+            continue
+        unit = stats.resampling.get(kind)
+        if unit is None:
+            parts.append(f"{label}: not recorded")
+            continue
+        n = stats.n_conversations if unit == "conversations" else stats.n_chunks
+        parts.append(f"{label}: {n} {unit}" if n is not None else f"{label}: {unit}")
+    return "resampled units — " + "; ".join(parts)
+
+
+def _interval_label(key: str) -> str:
+    return f"field {key.split('.', 1)[1]}" if key.startswith("extraction.") else key
 
 
 @app.command("stats")
@@ -47,15 +90,20 @@ def stats_command(
         stdout.print("this run has no statistics (it was written by an older version)")
         return
     layers = run.layers_run
+    conversations = (
+        f" in {stats.n_conversations} conversations" if stats.n_conversations is not None else ""
+    )
     table = Table(
-        title=f"{stats.confidence:.0%} bootstrap intervals over {stats.n_chunks} chunks "
-        f"({stats.bootstrap_resamples} resamples)",
+        title=f"{stats.confidence:.0%} bootstrap intervals over {stats.n_chunks} chunks"
+        f"{conversations} ({stats.bootstrap_resamples} resamples)"
+        + ("; each estimate is the leaderboard's figure" if stats.resampling else ""),
         title_justify="left",
     )
+    # Intervals wrap at their comma in a narrow terminal rather than being cut.
     table.add_column("model", no_wrap=True)
-    table.add_column("overall", no_wrap=True)
+    table.add_column("overall")
     for layer in layers:
-        table.add_column(layer, no_wrap=True)
+        table.add_column(layer)
     for model in run.leaderboard:
         table.add_row(
             model,
@@ -63,6 +111,32 @@ def stats_command(
             *(_interval(stats.interval(model, x)) for x in layers),
         )
     stdout.print(table)
+    stdout.print(_resampling(stats, layers))
+    widened = [
+        (model, key, entry)
+        for model in run.leaderboard
+        for key, entry in stats.intervals.get(model, {}).items()
+        if _widened(entry)
+    ]
+    if widened:
+        marked = Table(
+            title=f"{WIDENED_MARK} Intervals widened to their estimate (the bootstrap interval "
+            "missed it; the method says so)",
+            title_justify="left",
+        )
+        for col in ("model", "figure", "estimate", "interval", "method"):
+            marked.add_column(col)
+        for model, key, entry in widened:
+            marked.add_row(
+                model,
+                _interval_label(key),
+                f"{entry.estimate:.3f}",
+                f"[{entry.low:.3f}, {entry.high:.3f}]",
+                entry.method or "",
+            )
+        stdout.print(marked)
+    else:
+        stdout.print("no interval was widened: each contains its estimate as drawn")
     ranks = Table(title="Probability of holding each rank (overall)", title_justify="left")
     ranks.add_column("model", no_wrap=True)
     n_models = len(stats.rank_probabilities)
@@ -72,7 +146,13 @@ def stats_command(
         probs = stats.rank_probabilities.get(model, [])
         ranks.add_row(model, *(f"{p:.2f}" for p in probs))
     stdout.print(ranks)
-    diffs = Table(title="Paired differences (overall, a − b)", title_justify="left")
+    overall_unit = stats.resampling.get("overall")
+    diffs = Table(
+        title="Paired differences (overall, a − b"
+        + (f"; the same resamples of {overall_unit}" if overall_unit else "")
+        + ")",
+        title_justify="left",
+    )
     for col in ("a | b", "difference", "interval", "p-value"):
         diffs.add_column(col)
     for pair, d in stats.paired_differences.items():

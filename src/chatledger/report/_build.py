@@ -17,6 +17,7 @@ from chatledger.report import _charts as charts
 from chatledger.report import _charts_judges as judge_charts
 from chatledger.report import _charts_trust as trust_charts
 from chatledger.report import _context as ctx
+from chatledger.report import _counts as counts
 from chatledger.report import _select
 from chatledger.report._drill import StringTable, drill_payload, events_payload
 from chatledger.report._embed import packed_json, script_json
@@ -40,11 +41,19 @@ def _environment() -> Environment:
     env.filters["num"] = _num
     env.filters["pct"] = _pct
     env.filters["usd"] = _usd
+    env.filters["count"] = _count
     return env
 
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _count(value: float | None) -> str:
+    """A count: whole numbers as such, entity credit (may be x.5) with one decimal."""
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
 def _pct(value: float | None, digits: int = 0) -> str:
@@ -131,7 +140,11 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "differences": ctx.adjacent_differences(files),
         "human_gold": run.human_gold,
         "reference_is_human": run.reference_is_human,
-        "human_samples": run.human_gold_samples,
+        "human_reference": counts.human_reference(files),
+        "gold_blocks": counts.gold_blocks(files),
+        "sample_blocks": counts.sample_blocks(files),
+        "field_tables": counts.model_tables(files, fields),
+        "intervals": counts.intervals_view(files),
         "frontier": frontier,
         "stats": stats,
         "sensitivity": _sensitivity(sensitivity),
@@ -140,6 +153,10 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "judge": ctx.judge_tables(files),
         "consumers": ctx.consumer_names(files),
         "downstream": downstream,
+        "downstream_skipped": ctx.downstream_skipped(files),
+        "skipped_groups": ctx.skipped_groups(files),
+        "downstream_composites": ctx.downstream_composites(files),
+        "downstream_configured": ctx.downstream_configured(files),
         "chunk_groups": ctx.chunk_index(files, selection) if drill is not None else [],
         "has_drill": drill is not None,
         "selection": selection,

@@ -13,7 +13,7 @@ import plotly.graph_objects as go  # type: ignore[import-untyped, unused-ignore]
 import plotly.io as pio  # type: ignore[import-untyped, unused-ignore]
 
 from chatledger.core import SCHEMA_FIELDS
-from chatledger.record import Interval
+from chatledger.record import FieldCounts, Interval
 from chatledger.report._load import RunFiles
 from chatledger.report._style import LAYER_COLOURS, SCORE_SCALE, axis, base_layout, plot_text
 
@@ -43,6 +43,20 @@ def _fmt_components(components: dict[str, float]) -> str:
     return "<br>".join(f"  {plot_text(k)}: {v:.3f}" for k, v in components.items())
 
 
+def _fmt_counts(aggregate: str, counts: FieldCounts) -> str:
+    """The headline's aggregate and the counts behind it, for a hover label."""
+    micro = counts.micro.get("score")
+    lines = [
+        f"{aggregate} (macro {counts.macro:.3f}"
+        + (f", micro {micro:.3f})" if micro is not None else ")")
+    ]
+    if "f1" in counts.micro:
+        matched = f"{counts.n_matched:g}"
+        lines.append(f"matched {matched} / ref {counts.n_reference} / pred {counts.n_predicted}")
+    lines.append(f"both empty {counts.both_empty} of {counts.chunks} chunks")
+    return "<br>".join(lines)
+
+
 def schema_fields(files: RunFiles) -> list[str]:
     schema = files.run.scoring_settings().extraction_schema
     fields = list(SCHEMA_FIELDS.get(schema, SCHEMA_FIELDS["v3"]))
@@ -64,9 +78,13 @@ def fingerprint(files: RunFiles) -> Chart:
             value = model.fields.get(f)
             row.append(value)
             parts = [_fmt_components(model.field_components.get(f, {}))]
+            counts = model.field_counts.get(f)
+            if counts is not None:
+                parts.insert(0, _fmt_counts(model.aggregate, counts))
             ci = interval(files, name, f"extraction.{f}")
             if ci:
-                parts.insert(0, f"interval [{ci.low:.3f}, {ci.high:.3f}]")
+                widened = " (widened to the estimate)" if "widened" in (ci.method or "") else ""
+                parts.insert(0, f"interval [{ci.low:.3f}, {ci.high:.3f}]{widened}")
             texts.append("<br>".join(p for p in parts if p))
         z.append(row)
         hover.append(texts)

@@ -16,11 +16,17 @@ from chatledger.simulate import SIMULATED_PREFIX
 
 @dataclass(frozen=True)
 class Estimate:
-    """A score with its bootstrap interval (when the run has one)."""
+    """A score with its bootstrap interval (when the run has one) and how it was made."""
 
     value: float | None
     low: float | None = None
     high: float | None = None
+    method: str | None = None
+
+    @property
+    def widened(self) -> bool:
+        """The interval missed its estimate and was widened to it (``method`` says so)."""
+        return self.method is not None and "widened" in self.method
 
 
 @dataclass
@@ -86,7 +92,7 @@ def _estimate(files: RunFiles, model: str, key: str, value: float | None) -> Est
     entry = interval(files, model, key)
     if entry is None:
         return Estimate(value)
-    return Estimate(value, entry.low, entry.high)
+    return Estimate(value, entry.low, entry.high, entry.method)
 
 
 def leaderboard(files: RunFiles, colours: dict[str, str]) -> list[LeaderRow]:
@@ -129,7 +135,19 @@ def missing_parts(files: RunFiles) -> list[str]:
     """Plain sentences for everything this run does not have (shown at the top)."""
     run = files.run
     layers = run.layers_run
-    out = [f"No {layer} layer in this run." for layer in LAYERS if layer not in layers]
+    out = []
+    for layer in LAYERS:
+        if layer in layers:
+            continue
+        if layer == "downstream" and downstream_configured(files):
+            out.append(
+                "Downstream not run: every consumer was skipped because the reference (partial "
+                "human gold) does not cover every field it reads; see the Downstream section."
+                if downstream_skipped(files)
+                else "Downstream not run: no downstream consumer with a weight ran."
+            )
+        else:
+            out.append(f"No {layer} layer in this run.")
     if run.renormalisation:
         out.append(run.renormalisation.capitalize() + ".")
     if run.human_gold is None and not run.reference_is_human:
@@ -273,12 +291,68 @@ def downstream_views(files: RunFiles) -> dict[str, list[ConsumerView]]:
 
 
 def consumer_names(files: RunFiles) -> list[str]:
+    """The consumers of the agreement table: those that ran, then those skipped."""
     names: list[str] = []
     for name in files.model_names:
         for consumer in files.model(name).consumers:
             if consumer not in names:
                 names.append(consumer)
+    for skipped in downstream_skipped(files).values():
+        for consumer in skipped:
+            if consumer not in names:
+                names.append(consumer)
     return names
+
+
+def downstream_skipped(files: RunFiles) -> dict[str, dict[str, list[str]]]:
+    """Per model, the consumers not run because the (partial gold) reference does not cover
+    every field they read, with the fields it misses (downstream.json ``skipped``)."""
+    data = (files.downstream or {}).get("models") or {}
+    out: dict[str, dict[str, list[str]]] = {}
+    for name in files.model_names:
+        skipped = (data.get(name) or {}).get("skipped") or {}
+        if skipped:
+            out[name] = {str(k): [str(f) for f in v] for k, v in skipped.items()}
+    return out
+
+
+@dataclass(frozen=True)
+class DownstreamComposite:
+    """A model's downstream composite, or why there is none."""
+
+    value: float | None
+    not_run: str | None = None  # the reason, when no consumer ran
+
+
+def downstream_composites(files: RunFiles) -> dict[str, DownstreamComposite]:
+    """Per model: its downstream composite as the leaderboard has it; "not run" (never 0)
+    when downstream.json has none (every consumer skipped against partial gold)."""
+    data = (files.downstream or {}).get("models") or {}
+    skipped = downstream_skipped(files)
+    out: dict[str, DownstreamComposite] = {}
+    for name in files.model_names:
+        value = files.model(name).layers.get("downstream")
+        entry = data.get(name) or {}
+        if value is None and ("downstream_composite" in entry or name in skipped):
+            value = entry.get("downstream_composite")
+        if value is None:
+            missed = skipped.get(name, {})
+            reason = (
+                "every consumer skipped: the reference does not cover the fields they read"
+                if missed
+                else "no downstream consumer with a weight ran"
+            )
+            out[name] = DownstreamComposite(None, reason)
+        else:
+            out[name] = DownstreamComposite(float(value))
+    return out
+
+
+def downstream_configured(files: RunFiles) -> bool:
+    """The run was asked for the downstream layer (it may have been left out after)."""
+    layers = files.run.config.get("layers")
+    asked = isinstance(layers, list) and "downstream" in layers
+    return asked or "downstream" in files.run.layers_run or bool(downstream_skipped(files))
 
 
 def chunk_index(files: RunFiles, selection: DrillSelection | None = None) -> list[dict[str, Any]]:
@@ -338,3 +412,17 @@ def judge_tables(files: RunFiles) -> dict[str, Any]:
 def _mapping(value: object) -> dict[str, object]:
     """A block of the panel's agreement (α per score, κ per pair); {} when it has none."""
     return value if isinstance(value, dict) else {}
+
+
+def skipped_groups(files: RunFiles) -> list[tuple[list[str], dict[str, list[str]]]]:
+    """The skipped consumers with their missing fields, once per distinct set (the reference's
+    coverage is the same for every model, so usually one group naming every model)."""
+    groups: list[tuple[list[str], dict[str, list[str]]]] = []
+    for name, skipped in downstream_skipped(files).items():
+        for models, found in groups:
+            if found == skipped:
+                models.append(name)
+                break
+        else:
+            groups.append(([name], skipped))
+    return groups

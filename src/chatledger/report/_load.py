@@ -180,8 +180,9 @@ EVENT_KINDS = ("missed", "invented")
 def read_downstream(path: Path, cap: int | None = None) -> dict[str, Any]:
     """downstream.json as the page uses it: per model and consumer its figures, the first
     ``cap`` (default ``EVENT_CAP``) events of each kind and how many there are (``n_missed``,
-    ``n_invented``). The event lists of a large run are most of the file: they are sliced
-    before being decoded."""
+    ``n_invented``); per model its ``downstream_composite`` (None: no consumer ran) and the
+    consumers ``skipped`` against partial gold with the fields each missed. The event lists of
+    a large run are most of the file: they are sliced before being decoded."""
     cap = _select.EVENT_CAP if cap is None else cap
     decode = msgspec.json.decode
     top = decode(path.read_bytes(), type=_Raw)
@@ -199,8 +200,24 @@ def read_downstream(path: Path, cap: int | None = None) -> dict[str, Any]:
                 result[kind] = [decode(e) for e in events[:cap]]
                 result[f"n_{kind}"] = len(events)
             consumers[consumer] = result
-        models[name] = {"consumers": consumers}
+        entry: dict[str, Any] = {"consumers": consumers, "skipped": _skipped(parts)}
+        if "downstream_composite" in parts:
+            entry["downstream_composite"] = decode(parts["downstream_composite"])
+        models[name] = entry
     return {"models": models}
+
+
+def _skipped(parts: _Raw) -> dict[str, list[str]]:
+    """Consumer → the fields the reference does not cover (``skipped``; older files wrote a
+    list of names without the fields, newer a mapping)."""
+    found = msgspec.json.decode(parts.get("skipped", b"{}"))
+    if isinstance(found, dict):
+        return {
+            str(k): [str(f) for f in v] if isinstance(v, list) else [] for k, v in found.items()
+        }
+    if isinstance(found, list):
+        return {str(k): [] for k in found}
+    return {}
 
 
 def _candidates(run_dir: Path, stored: str | None, configured: str | None) -> list[Path]:
