@@ -210,8 +210,7 @@ def audit_command(
 
     from chatledger.corpus import read_chunks, read_extractions
     from chatledger.demo import write_bundled_corpus
-    from chatledger.runs import DEFAULT_SEVERITIES, audit_metrics, pitfall_summary
-    from chatledger.runs._audit import audit_cases
+    from chatledger.runs import DEFAULT_SEVERITIES, audit_cases, audit_metrics, pitfall_summary
 
     if (reference is None) != (chunks is None):
         from chatledger.core import InputError
