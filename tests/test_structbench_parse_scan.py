@@ -34,6 +34,12 @@ def scores(output: str) -> tuple[float, float, float, tuple[str, ...]]:
 
 # (output, DOC, MK, MV, kinds), each worked out by hand.
 CASES = [
+    # A truncated array holds the rest of the text: nothing after it is an answer, and the
+    # complete object inside it is a piece of a broken answer — unparseable, 0 on all four.
+    (f'[{GOOD}, {{"name": "Al"', 0.0, 0.0, 0.0, ("truncated",)),
+    # A malformed array is skipped as far as the decoder read (to `oops`); the object after it
+    # is scored: T = P, MK = MV = 1.
+    (f"[{GOOD}, oops] then {GOOD}", 0.0, 1.0, 1.0, ("surrounding_prose",)),
     # The only object start is `{"name"…`: `{not json}` is not one (`{` + `n`). T = P: MK = MV = 1.
     (f"Note {{not json}} then {GOOD}", 0.0, 1.0, 1.0, ("surrounding_prose",)),
     # First start `{"a": "x" then…` fails at `then` (a ',' was expected); the search resumes

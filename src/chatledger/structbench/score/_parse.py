@@ -97,13 +97,20 @@ def parse_output(text: str) -> ParsedOutput:
     body, kinds = strip_wrappers(text)
     if not body:
         return ParsedOutput(None, False, False, (*kinds, EMPTY))
+    resume_at = 0
     try:
         value, end = _DECODER.raw_decode(body)
         if end == len(body):
             return ParsedOutput(value, True, True, tuple(kinds))
-    except (ValueError, RecursionError):
-        pass
-    start = _OBJECT_START.search(body)
+    except (ValueError, RecursionError) as exc:
+        if body[0] == "[":
+            # A broken array is skipped as a broken object is: a truncated one holds the rest
+            # of the text (nothing after it to find), a malformed one what the decoder read.
+            kind, resume = _failure(body, 0, exc)
+            if resume is None:
+                return ParsedOutput(None, False, False, (*kinds, kind))
+            resume_at = resume
+    start = _OBJECT_START.search(body, resume_at)
     if start is None:
         if body[0] in "[{":  # an array or object that is itself broken
             return ParsedOutput(None, False, False, (*kinds, _failure_kind(body, 0)))
