@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from chatledger.score._calibration import N_BINS, bin_indices
+from chatledger.score._calibration import N_BINS, bin_index
 from chatledger.score._types import FieldScore
 
 FloatArray = npt.NDArray[np.float64]
@@ -102,16 +102,15 @@ def chunk_statistics(name: str, score: FieldScore, usable: bool) -> list[float]:
         float(score.n_predicted),
     ]
     if name == CONFIDENCE:
+        # (count, Σ confidence, Σ correct) per bin, in item order: a chunk's few items are
+        # binned in plain Python (numpy's per-call cost would dominate), by bin_index.
         bins = [0.0] * (3 * N_BINS)
-        if usable and score.calibration:
-            conf = np.array([c for c, _ in score.calibration], dtype=np.float64)
-            hit = np.array([1.0 if k else 0.0 for _, k in score.calibration])
-            index = bin_indices(conf)
-            counts = np.bincount(index, minlength=N_BINS)
-            conf_sums = np.bincount(index, weights=conf, minlength=N_BINS)
-            hit_sums = np.bincount(index, weights=hit, minlength=N_BINS)
-            for b in range(N_BINS):
-                bins[3 * b : 3 * b + 3] = [float(counts[b]), conf_sums[b], hit_sums[b]]
+        if usable:
+            for confidence, correct in score.calibration:
+                at = 3 * bin_index(confidence)
+                bins[at] += 1.0
+                bins[at + 1] += confidence
+                bins[at + 2] += 1.0 if correct else 0.0
         return [*base, score.matched, *bins]
     if name in PER_CHUNK_ITEM:
         return [*base, score.score * has_items]

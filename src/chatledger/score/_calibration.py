@@ -16,6 +16,11 @@ def bin_indices(conf: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
     return np.clip(np.ceil(np.round(conf * n_bins, 9)).astype(np.int64) - 1, 0, n_bins - 1)
 
 
+def bin_index(confidence: float, n_bins: int = N_BINS) -> int:
+    """:func:`bin_indices` of one confidence (the same rounding and bounds)."""
+    return min(max(math.ceil(round(confidence * n_bins, 9)) - 1, 0), n_bins - 1)
+
+
 def _arrays(pairs: Sequence[tuple[float, bool]]) -> tuple[np.ndarray, np.ndarray]:
     conf = np.fromiter((c for c, _ in pairs), dtype=np.float64, count=len(pairs))
     correct = np.fromiter((k for _, k in pairs), dtype=np.float64, count=len(pairs))
@@ -61,7 +66,7 @@ def _ece_small(pairs: Sequence[tuple[float, bool]], n_bins: int) -> float:
     for confidence, correct in pairs:
         if not 0.0 <= confidence <= 1.0 or not math.isfinite(confidence):
             raise ValueError("confidences must lie in [0, 1]")
-        b = min(max(math.ceil(round(confidence * n_bins, 9)) - 1, 0), n_bins - 1)
+        b = bin_index(confidence, n_bins)
         counts[b] += 1
         conf_sum[b] += confidence
         hit_sum[b] += float(correct)
