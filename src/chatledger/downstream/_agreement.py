@@ -22,7 +22,13 @@ from chatledger.downstream._base import (
     FloatArray,
 )
 from chatledger.downstream._conversation import ChunkRef
-from chatledger.matching import FloatMatrix, assign, preprocess, token_set_matrix
+from chatledger.matching import (
+    FloatMatrix,
+    assign,
+    deduplicated_matrix,
+    preprocess,
+    token_set_matrix,
+)
 
 TEXT_CUTOFF = 60.0  # fuzzy ≥ 0.60 on the 0-100 scale
 
@@ -38,17 +44,7 @@ def similarity(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
     Extractions repeat themselves across chunks (the same subject, the same open question), so
     each distinct preprocessed text is scored once and the matrix expanded from that.
     """
-    pa, pb = preprocess(a), preprocess(b)
-    ua, ub = list(dict.fromkeys(pa)), list(dict.fromkeys(pb))
-    if len(ua) == len(pa) and len(ub) == len(pb):
-        return token_set_matrix(pa, pb)
-    index_a = {t: i for i, t in enumerate(ua)}
-    index_b = {t: j for j, t in enumerate(ub)}
-    unique = token_set_matrix(ua, ub)
-    rows = np.array([index_a[t] for t in pa], dtype=np.intp)
-    cols = np.array([index_b[t] for t in pb], dtype=np.intp)
-    expanded: FloatMatrix = unique[np.ix_(rows, cols)]
-    return expanded
+    return deduplicated_matrix(preprocess(a), preprocess(b), token_set_matrix)
 
 
 def cluster_texts(

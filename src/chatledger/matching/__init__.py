@@ -21,7 +21,12 @@ from chatledger.matching._matchers import (
     get_matcher,
 )
 from chatledger.matching._stopwords import STOP_WORDS
-from chatledger.matching._subjects import content_words, subject_consistency, subject_similarity
+from chatledger.matching._subjects import (
+    content_words,
+    deduplicated_matrix,
+    subject_consistency,
+    subject_similarity,
+)
 
 __all__ = [
     "CREDIT_UNIT",
@@ -36,6 +41,7 @@ __all__ = [
     "TokenSetMatcher",
     "assign",
     "content_words",
+    "deduplicated_matrix",
     "get_matcher",
     "preprocess",
     "subject_consistency",

@@ -36,12 +36,13 @@ def content_words(texts: Sequence[str]) -> list[str]:
     return [_content(t) for t in texts]
 
 
-def _deduplicated(
+def deduplicated_matrix(
     a: Sequence[str],
     b: Sequence[str],
     matrix: Callable[[Sequence[str], Sequence[str]], FloatMatrix],
 ) -> FloatMatrix:
-    """``matrix(a, b)``, scoring each distinct text once (subjects repeat across claims)."""
+    """``matrix(a, b)``, scoring each distinct text once and expanding the result (subjects,
+    open questions and the like repeat across the chunks of a conversation)."""
     ua, ub = list(dict.fromkeys(a)), list(dict.fromkeys(b))
     if len(ua) == len(a) and len(ub) == len(b):
         return matrix(a, b)
@@ -69,7 +70,7 @@ def subject_similarity(
     """
     prepare = content_words if drop_stop_words else preprocess
     matrix = token_set_matrix if matcher is None else matcher.matrix
-    return _deduplicated(prepare(a), prepare(b), matrix)
+    return deduplicated_matrix(prepare(a), prepare(b), matrix)
 
 
 @lru_cache(maxsize=64)
