@@ -96,6 +96,17 @@ def f1_array(matched: ArrayLike, n_reference: ArrayLike, n_challenger: ArrayLike
     return result
 
 
+def share_or_one(part: ArrayLike, whole: ArrayLike) -> FloatArray:
+    """part / whole elementwise, 1.0 where ``whole`` is 0 (nothing to disagree on): the
+    agreement of the consumers that count agreeing units (arcs' chunks, the daily report's
+    per-day F1 over its days)."""
+    num = np.asarray(part, dtype=np.float64)
+    den = np.asarray(whole, dtype=np.float64)
+    ratio = np.divide(num, den, out=np.ones(np.broadcast(num, den).shape), where=den != 0)
+    result: FloatArray = np.where(den == 0, 1.0, ratio)
+    return result
+
+
 def f1_from_counts(matched: int, n_reference: int, n_challenger: int) -> float:
     """F1 = 2·matched / (n_ref + n_chal); both empty agree (1.0), one side empty scores 0."""
     return float(f1_array(matched, n_reference, n_challenger))

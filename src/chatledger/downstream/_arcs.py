@@ -14,9 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from chatledger.downstream._agreement import union_chunks
+from chatledger.downstream._agreement import share_or_one, union_chunks
 from chatledger.downstream._base import (
     CONSUMERS,
     Consumer,
@@ -88,12 +86,7 @@ class ArcsConsumer(Consumer[ArcPoint]):
     @staticmethod
     def agreement_from_counts(counts: Counts) -> FloatArray:
         """agreeing_chunks / n_chunks; no chunks at all → 1.0."""
-        agreeing = np.asarray(counts["agreeing_chunks"], dtype=np.float64)
-        n = np.asarray(counts["n_chunks"], dtype=np.float64)
-        shape = np.broadcast(agreeing, n).shape
-        ratio = np.divide(agreeing, n, out=np.ones(shape), where=n != 0)
-        result: FloatArray = np.where(n == 0, 1.0, ratio)
-        return result
+        return share_or_one(counts["agreeing_chunks"], counts["n_chunks"])
 
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[ArcPoint]:
         return self.output([p for c in conversations for p in conversation_arc(c)], conversations)

@@ -33,6 +33,7 @@ from chatledger.downstream._agreement import (
     TEXT_CUTOFF,
     f1_from_counts,
     fuzzy_pairs,
+    share_or_one,
     similarity,
     union_chunks,
 )
@@ -172,12 +173,7 @@ class DailyReportConsumer(Consumer[Highlight]):
     @staticmethod
     def agreement_from_counts(counts: Counts) -> FloatArray:
         """f1_sum / n_days, the mean per-day F1; no day with a line on either side → 1.0."""
-        total = np.asarray(counts["f1_sum"], dtype=np.float64)
-        n = np.asarray(counts["n_days"], dtype=np.float64)
-        shape = np.broadcast(total, n).shape
-        mean = np.divide(total, n, out=np.ones(shape), where=n != 0)
-        result: FloatArray = np.where(n == 0, 1.0, mean)
-        return result
+        return share_or_one(counts["f1_sum"], counts["n_days"])
 
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[Highlight]:
         return self.output(
