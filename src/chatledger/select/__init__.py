@@ -1,9 +1,18 @@
 """Schema selection (DESIGN.md §9, issue 16): screening candidate fields from repeated runs.
 
-So far Phase 1's four metrics and their composite (``chatledger.select._metrics``); the
-candidate registry, prompt-variant search, tournament and validation build on them.
+So far the registry of the 25 candidate fields (``_candidates``) and Phase 1's four metrics
+and their composite (``_metrics``); the repeated extractions, prompt-variant search,
+tournament and validation build on them.
 """
 
+from chatledger.select._candidates import (
+    CANDIDATES,
+    TIERS,
+    Candidate,
+    Tier,
+    candidates,
+    proven_texts,
+)
 from chatledger.select._metrics import (
     DEFAULT_WEIGHTS,
     PASS_MARK,
@@ -16,12 +25,18 @@ from chatledger.select._metrics import (
 )
 
 __all__ = [
+    "CANDIDATES",
     "DEFAULT_WEIGHTS",
     "PASS_MARK",
+    "TIERS",
+    "Candidate",
     "Screening",
+    "Tier",
+    "candidates",
     "consistency",
     "discrimination",
     "information_gain",
+    "proven_texts",
     "redundancy",
     "text_set_f1",
 ]
