@@ -23,13 +23,23 @@ from chatledger.select._metrics import (
     redundancy,
     text_set_f1,
 )
+from chatledger.select._screen import (
+    SIMULATED_LABEL,
+    ChunkRuns,
+    ScreenSettings,
+    screen,
+    simulate_runs,
+)
 
 __all__ = [
     "CANDIDATES",
     "DEFAULT_WEIGHTS",
     "PASS_MARK",
+    "SIMULATED_LABEL",
     "TIERS",
     "Candidate",
+    "ChunkRuns",
+    "ScreenSettings",
     "Screening",
     "Tier",
     "candidates",
@@ -38,5 +48,7 @@ __all__ = [
     "information_gain",
     "proven_texts",
     "redundancy",
+    "screen",
+    "simulate_runs",
     "text_set_f1",
 ]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,9 +34,9 @@ from chatledger.matching import assign, preprocess, token_set_matrix
 from chatledger.score import f1
 
 Items = Sequence[str]
-# chunk → run → the field's item texts
-Samples = Sequence[Sequence[Items]]
-PairScorer = Callable[[Items, Items], float]
+# chunk → run → the field's item texts (or, for consistency, its values)
+Samples = Sequence[Sequence[Any]]
+PairScorer = Callable[[Any, Any], float]
 
 TEXT_CUTOFF = 60.0
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -58,7 +59,9 @@ def text_set_f1(a: Items, b: Items, cutoff: float = TEXT_CUTOFF) -> float:
 
 def consistency(samples: Samples, scorer: PairScorer = text_set_f1) -> float:
     """Mean over chunks of the mean agreement of every unordered pair of runs; chunks with
-    fewer than two runs say nothing and are left out (no chunk with two runs: 0.0)."""
+    fewer than two runs say nothing and are left out (no chunk with two runs: 0.0).
+    ``samples[c][r]`` is what ``scorer`` compares: item texts for the default, a field's
+    values for a candidate's own scorer."""
     per_chunk = []
     for runs in samples:
         pairs = list(itertools.combinations(runs, 2))
