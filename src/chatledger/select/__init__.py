@@ -30,6 +30,7 @@ from chatledger.select._screen import (
     screen,
     simulate_runs,
 )
+from chatledger.select._weights import V1_SHARE, DerivedWeights, derive_weights
 
 __all__ = [
     "CANDIDATES",
@@ -37,13 +38,16 @@ __all__ = [
     "PASS_MARK",
     "SIMULATED_LABEL",
     "TIERS",
+    "V1_SHARE",
     "Candidate",
     "ChunkRuns",
+    "DerivedWeights",
     "ScreenSettings",
     "Screening",
     "Tier",
     "candidates",
     "consistency",
+    "derive_weights",
     "discrimination",
     "information_gain",
     "proven_texts",
