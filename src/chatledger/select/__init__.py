@@ -30,6 +30,13 @@ from chatledger.select._screen import (
     screen,
     simulate_runs,
 )
+from chatledger.select._tournament import (
+    Entry,
+    TournamentResult,
+    Validation,
+    tournament,
+    validate,
+)
 from chatledger.select._weights import V1_SHARE, DerivedWeights, derive_weights
 
 __all__ = [
@@ -42,9 +49,12 @@ __all__ = [
     "Candidate",
     "ChunkRuns",
     "DerivedWeights",
+    "Entry",
     "ScreenSettings",
     "Screening",
     "Tier",
+    "TournamentResult",
+    "Validation",
     "candidates",
     "consistency",
     "derive_weights",
@@ -55,4 +65,6 @@ __all__ = [
     "screen",
     "simulate_runs",
     "text_set_f1",
+    "tournament",
+    "validate",
 ]
