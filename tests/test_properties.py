@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatledger.core import CONFIDENCE_FIELDS, DEFAULT_VOCABULARY, Chunk, ExtractionV3
-from chatledger.score import ScoringConfig, expected_calibration_error, score_chunk
+from chatledger.score import ScoringConfig, expected_calibration_error, score_chunk, score_records
+from conftest import records
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -219,3 +221,60 @@ def test_dropping_challenger_items_never_raises_recall(
         if getattr(ref, name) or getattr(smaller, name):
             # (with an empty reference, emptying the challenger turns 0 into agreement: 1)
             assert reduced[name].components["recall"] <= full[name].components["recall"], name
+
+
+# ---- run level: both aggregates over several chunks ----------------------------------------
+
+
+@st.composite
+def runs_of_chunks(draw: st.DrawFn) -> tuple[list[Chunk], list[ExtractionV3], list[ExtractionV3]]:
+    chunk_list = [
+        draw(chunks()).model_copy(update={"chunk_id": f"c-{i}"})
+        for i in range(draw(st.integers(1, 4)))
+    ]
+    return (
+        chunk_list,
+        [draw(extractions(c)) for c in chunk_list],
+        [draw(extractions(c)) for c in chunk_list],
+    )
+
+
+def _run_report(chunk_list: list[Chunk], ref: list[ExtractionV3], pred: list[ExtractionV3]):  # type: ignore[no-untyped-def]
+    reference = records((c.chunk_id, e) for c, e in zip(chunk_list, ref, strict=True))
+    challenger = records((c.chunk_id, e) for c, e in zip(chunk_list, pred, strict=True))
+    return score_records(reference, challenger, chunk_list)
+
+
+@SETTINGS
+@given(runs_of_chunks())
+def test_run_self_comparison_is_one_under_both_aggregates(
+    case: tuple[list[Chunk], list[ExtractionV3], list[ExtractionV3]],
+) -> None:
+    chunk_list, ref, _ = case
+    report = _run_report(chunk_list, ref, ref)
+    for name, field in report.fields.items():
+        if name == "confidence":
+            continue
+        assert field.macro == 1.0 and field.micro["score"] == 1.0, (name, field)
+        if "f1" in field.micro:
+            assert field.micro["f1"] == 1.0 and field.n_matched == field.n_reference, name
+
+
+@SETTINGS
+@given(runs_of_chunks())
+def test_run_figures_in_unit_interval_and_pooled_f1_symmetric(
+    case: tuple[list[Chunk], list[ExtractionV3], list[ExtractionV3]],
+) -> None:
+    chunk_list, a, b = case
+    forward = _run_report(chunk_list, a, b)
+    backward = _run_report(chunk_list, b, a)
+    for name, field in forward.fields.items():
+        for value in (field.score, field.macro, *field.micro.values()):
+            assert 0.0 <= value <= 1.0 + 1e-12, (name, field)
+        assert field.n_matched <= min(field.n_reference, field.n_predicted) + 1e-9, name
+    for name in SYMMETRIC_FIELDS:
+        f, g = forward.fields[name], backward.fields[name]
+        assert f.micro["score"] == pytest.approx(g.micro["score"]), name
+        if "f1" in f.micro:
+            assert f.micro["precision"] == pytest.approx(g.micro["recall"]), name
+            assert (f.n_reference, f.n_predicted) == (g.n_predicted, g.n_reference), name
