@@ -278,3 +278,25 @@ def test_run_figures_in_unit_interval_and_pooled_f1_symmetric(
         if "f1" in f.micro:
             assert f.micro["precision"] == pytest.approx(g.micro["recall"]), name
             assert (f.n_reference, f.n_predicted) == (g.n_predicted, g.n_reference), name
+
+
+@SETTINGS
+@given(runs_of_chunks(), st.data())
+def test_dropping_challenger_items_never_raises_pooled_recall(
+    case: tuple[list[Chunk], list[ExtractionV3], list[ExtractionV3]], data: st.DataObject
+) -> None:
+    chunk_list, ref, pred = case
+    smaller = []
+    for extraction in pred:
+        kept: dict[str, Any] = {}
+        for name in TEXT_F1_FIELDS:
+            values = getattr(extraction, name)
+            keep = data.draw(st.lists(st.booleans(), min_size=len(values), max_size=len(values)))
+            kept[name] = [v for v, k in zip(values, keep, strict=True) if k]
+        smaller.append(extraction.model_copy(update=kept))
+    full = _run_report(chunk_list, ref, pred)
+    reduced = _run_report(chunk_list, ref, smaller)
+    for name in TEXT_F1_FIELDS:
+        if full.fields[name].n_reference:
+            assert reduced.fields[name].micro["recall"] <= full.fields[name].micro["recall"], name
+            assert reduced.fields[name].n_matched <= full.fields[name].n_matched, name
