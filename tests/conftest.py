@@ -126,3 +126,29 @@ def with_certain_confidences(extraction: ExtractionV3) -> ExtractionV3:
 def example_chunk() -> Chunk:
     line = (EXAMPLES / "chunks.jsonl").read_text(encoding="utf-8").splitlines()[0]
     return Chunk.model_validate(json.loads(line))
+
+
+def bundled_partial_gold(
+    folder: Path, covers: Sequence[str], *, drop: float = 0.5, seed: int = 3, label: str = "chal"
+) -> tuple[Path, Path, Path]:
+    """The bundled corpus with its gold marked as covering only ``covers`` (partial human
+    gold), and a challenger that drops a share of the gold's items: (chunks, gold, challenger)."""
+    from chatledger.corpus import read_chunks, read_extractions
+    from chatledger.demo import write_bundled_corpus
+    from chatledger.simulate import simulate_records, write_records
+
+    chunks_path, full_gold = write_bundled_corpus(folder / "corpus")
+    lines = []
+    for line in full_gold.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        data["covers"] = list(covers)
+        lines.append(json.dumps(data) + "\n")
+    gold = folder / "gold.jsonl"
+    gold.write_text("".join(lines), encoding="utf-8")
+    challenger = folder / "chal.jsonl"
+    records = read_extractions(full_gold).records
+    chunks = read_chunks(chunks_path)
+    write_records(
+        simulate_records(records, chunks, [("drop", drop)], seed=seed, label=label), challenger
+    )
+    return chunks_path, gold, challenger

@@ -30,6 +30,7 @@ from chatledger.downstream import (
 )
 from chatledger.runs import execute_run, load_run_config
 from chatledger.runs._stages import STAGE_VERSION, StageOutput, StageStore
+from conftest import bundled_partial_gold
 
 DATA = Path(str(resources.files("chatledger") / "data"))
 CASINO = DATA / "human" / "casino"
@@ -496,23 +497,7 @@ def test_run_over_casino_gold_names_the_skipped_consumers(tmp_path: Path) -> Non
 def _all_skipped_corpus(folder: Path) -> Path:
     """The bundled corpus (several conversations) with gold that covers only topics and
     entities (no consumer reads either), and a challenger that drops some of them."""
-    from chatledger.demo import write_bundled_corpus
-    from chatledger.simulate import simulate_records, write_records
-
-    chunks_path, gold_path = write_bundled_corpus(folder / "corpus")
-    lines = []
-    for line in gold_path.read_text(encoding="utf-8").splitlines():
-        data = json.loads(line)
-        data["covers"] = ["topics", "entities"]
-        lines.append(json.dumps(data) + "\n")
-    gold = folder / "gold.jsonl"
-    gold.write_text("".join(lines), encoding="utf-8")
-    chunks = read_chunks(chunks_path)
-    challenger = folder / "chal.jsonl"
-    records = read_extractions(gold_path).records
-    write_records(
-        simulate_records(records, chunks, [("drop", 0.5)], seed=3, label="chal"), challenger
-    )
+    chunks_path, gold, challenger = bundled_partial_gold(folder, ["topics", "entities"])
     return _write_config(
         folder,
         chunks=str(chunks_path),

@@ -16,10 +16,10 @@ import pytest
 
 import chatledger
 from chatledger.cli._app import main
-from chatledger.corpus import read_chunks, read_extractions
 from chatledger.record import ConversationRun, read_run_record
 from chatledger.report import build_report
 from chatledger.runs import execute_run, load_run_config
+from conftest import bundled_partial_gold
 
 AMI = Path(chatledger.__file__).parent / "data" / "human" / "ami"
 # A challenger name with markup: every new table must show it as text.
@@ -374,21 +374,7 @@ def test_human_gold_of_the_config_with_its_counts(tmp_path: Path, challenger: Pa
 def test_every_consumer_skipped_shows_not_run(tmp_path: Path) -> None:
     """Gold covering topics and entities only: no consumer can run, the downstream layer is
     left out, and the page says "not run" where a composite would be — never 0."""
-    from chatledger.demo import write_bundled_corpus
-    from chatledger.simulate import simulate_records, write_records
-
-    chunks_path, gold_path = write_bundled_corpus(tmp_path / "corpus")
-    lines = []
-    for line in gold_path.read_text(encoding="utf-8").splitlines():
-        data = json.loads(line)
-        data["covers"] = ["topics", "entities"]
-        lines.append(json.dumps(data) + "\n")
-    gold = tmp_path / "gold.jsonl"
-    gold.write_text("".join(lines), encoding="utf-8")
-    chal = tmp_path / "chal.jsonl"
-    records = read_extractions(gold_path).records
-    chunks = read_chunks(chunks_path)
-    write_records(simulate_records(records, chunks, [("drop", 0.5)], seed=3, label="c"), chal)
+    chunks_path, gold, chal = bundled_partial_gold(tmp_path, ["topics", "entities"], label="c")
     config = _config(
         tmp_path,
         chunks=str(chunks_path),
