@@ -28,6 +28,7 @@ from chatledger.core._files import (
     dumps_json,
     file_sha256,
     prepare_output_dir,
+    resolve_inside,
     strict_json,
 )
 from chatledger.core._record import (
@@ -115,5 +116,6 @@ __all__ = [
     "first_validation_error",
     "long_chunk_note",
     "prepare_output_dir",
+    "resolve_inside",
     "strict_json",
 ]

@@ -162,3 +162,41 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def resolve_inside(base: Path, raw: str, *, what: str, config_path: Path) -> Path:
+    """Resolve ``raw`` against ``base``; relative paths may not climb out of ``base``.
+
+    ``~`` and ``~user`` are expanded and then treated like any absolute path (the config names
+    the home folder explicitly); one that cannot be expanded is an error, never a folder named
+    ``~`` inside ``base``. A path that no file system could hold (a NUL byte, a lone
+    surrogate, a name too long) is an error naming the config file and the field.
+    """
+
+    def fail(message: str) -> InputError:
+        return InputError(message, path=config_path, field=what)
+
+    if "\0" in raw:
+        raise fail("path contains a NUL byte")
+    try:
+        os.fsencode(raw)
+    except UnicodeEncodeError:
+        raise fail("path is not valid text (a lone surrogate)") from None
+    if raw.startswith("~"):
+        expanded = os.path.expanduser(raw)
+        if expanded.startswith("~"):
+            raise fail(f"cannot expand {raw.split('/', 1)[0]!r}: no such user or home folder")
+        return Path(expanded)
+    candidate = Path(raw)
+    if candidate.is_absolute():
+        return candidate
+    try:
+        resolved = (base / candidate).resolve()
+        root = base.resolve()
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+        raise fail(f"cannot resolve path: {getattr(exc, 'strerror', None) or exc}") from None
+    if resolved != root and root not in resolved.parents:
+        raise fail(
+            f"path {raw!r} leaves the config's folder; write it as an absolute path to allow it"
+        )
+    return resolved

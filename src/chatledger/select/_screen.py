@@ -19,14 +19,15 @@ from chatledger.select._candidates import CANDIDATES, candidates
 from chatledger.select._metrics import (
     DEFAULT_WEIGHTS,
     PASS_MARK,
+    REDUNDANCY_FLOOR,
     Screening,
     consistency,
     discrimination,
     information_gain,
     redundancy,
+    sentence_embedder,
 )
-
-SIMULATED_LABEL = "simulated:screen"  # never a real model: reports must say so
+from chatledger.select._simulated import SIMULATED_LABEL
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class ScreenSettings:
 
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     pass_mark: float = PASS_MARK
+    redundancy_floor: float = REDUNDANCY_FLOOR
 
 
 def screen(
@@ -52,10 +54,14 @@ def screen(
     *,
     ratings: Mapping[str, float] | None = None,
     settings: ScreenSettings | None = None,
+    measure: str = "tfidf",
+    embedding_model: str | None = None,
 ) -> list[Screening]:
     """The screening of each candidate of ``fields`` (default: every candidate that is not
-    proven), in that order. ``ratings`` are human chunk ratings by chunk id (all chunks)."""
+    proven), in that order. ``ratings`` are human chunk ratings by chunk id (all chunks);
+    ``measure`` is redundancy's vectors: ``tfidf`` or ``embeddings`` (sentence embeddings)."""
     settings = settings or ScreenSettings()
+    embed = sentence_embedder(embedding_model) if measure == "embeddings" else None
     proven = [c.name for c in candidates("proven")]
     names = (
         list(fields) if fields is not None else [c.name for c in candidates() if c.tier != "proven"]
@@ -82,7 +88,8 @@ def screen(
     out: list[Screening] = []
     for name in names:
         candidate = CANDIDATES.get(name)
-        values = [[run.get(name) for run in chunk.runs] for chunk in chunks]
+        # A run without the field (its output did not validate) says nothing of it: left out.
+        values = [[run[name] for run in chunk.runs if name in run] for chunk in chunks]
         texts = [[candidate.texts(v) for v in runs] for runs in values]
         counts = [[float(len(t)) for t in runs] for runs in texts]
         out.append(
@@ -94,9 +101,11 @@ def screen(
                 redundancy=redundancy(
                     [t for runs in texts for run in runs for t in run],
                     {p: docs for p, docs in proven_docs.items() if p != name},
+                    embed=embed,
                 ),
                 weights=dict(settings.weights),
                 pass_mark=settings.pass_mark,
+                redundancy_floor=settings.redundancy_floor,
             )
         )
     return out
