@@ -138,3 +138,34 @@ def test_structbench_on_the_recorded_local_models(demo: tuple[Path, dict]) -> No
         assert d["estimate"] == pytest.approx(e["strategy"]["estimate"] - e["model"]["estimate"])
     html = Path(local["report"]).read_text(encoding="utf-8")
     assert "Strategy or model: which moves the scores more?" in html
+
+
+def test_demo_runs_schema_selection_simulated_and_on_the_recorded_model(
+    demo: tuple[Path, dict],
+) -> None:
+    out, data = demo
+    simulated, recorded = data["selection"]
+    assert simulated["simulated"] and simulated["extractor"] == "simulated:screen"
+    assert simulated["screened"] == 19
+    assert simulated["failed"]["topic_shifts"].startswith("redundant")
+    before, after, best = simulated["variants"]["conversation_phases"]
+    assert before < 0.5 < after and best == "explicit"
+    assert simulated["winner"].startswith("scored / ")
+    assert (out / "select" / "report.html").is_file()
+    # The recorded Qwen2.5-Coder-0.5B answers: 3 seeded samples of 8 chunks, v3 fields only.
+    assert not recorded["simulated"]
+    assert recorded["extractor"] == "recorded:qwen2.5-coder-0.5b.jsonl"
+    assert recorded["screened"] == 10  # the 11 unproven v3 fields but `confidence`
+    assert any("not screened" in n for n in recorded["notes"])
+    assert any("Phase 1.5 skipped" in n for n in recorded["notes"])
+    rows = {
+        r["name"]: r
+        for r in json.loads((out / "select-qwen2.5-coder-0.5b" / "selection.json").read_text())[
+            "screening"
+        ]
+    }
+    # Implicit assumptions low (as in the seed); Q/A pairs not near the top: the 0.5B model
+    # asks a different question in each sample (docs/schema-selection.md has the numbers).
+    assert rows["implicit_assumptions"]["consistency"] < 0.2
+    assert rows["qa_pairs"]["consistency"] < 0.2
+    assert all(r["runs"] == 21 and r["invalid"] == 3 for r in rows.values())

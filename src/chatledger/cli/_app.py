@@ -95,6 +95,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "_corpus_cmd",
         "Import chat exports and human-annotated corpora as chunks; reveal pseudonyms.",
     ),
+    "select": (
+        "_select_cmd",
+        "Schema selection: screen candidate fields, search prompt variants, run a tournament "
+        "of schemas, validate the winner, derive weights.",
+    ),
     "structbench": (
         "_structbench_cmd",
         "Email → JSON extraction benchmark (LLMStructBench-style): generate, run, score.",

@@ -103,6 +103,27 @@ def local_structbench_lines(summary: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def selection_lines(runs: list[dict[str, Any]]) -> list[str]:
+    """One paragraph per schema selection the demo ran."""
+    lines = []
+    for run in runs:
+        label = "simulated extractor" if run["simulated"] else run["extractor"]
+        failed = ", ".join(f"{name} ({why})" for name, why in run["failed"].items()) or "none"
+        raised = "; ".join(
+            f"{name} {before:.2f} → {after:.2f} ({best})"
+            for name, (before, after, best) in run["variants"].items()
+        )
+        lines.append(
+            f"schema selection ({label}): {len(run['passed'])} of {run['screened']} candidates "
+            f"pass; failed: {failed}"
+            + (f"; Phase 1.5: {raised}" if raised else "")
+            + (f"; tournament winner {run['winner']}" if run["winner"] else "")
+            + (f", {run['pruned_share']:.0%} of the others pruned" if run["winner"] else "")
+            + f"; report: {run['report']}"
+        )
+    return lines
+
+
 @app.command("demo")
 def demo_command(
     out: Annotated[Path, typer.Option("--out", help="folder for the demo's files")] = (
@@ -137,5 +158,7 @@ def demo_command(
         stdout.print(f"report: {result.report}")
     stdout.print(structbench_line(result.structbench))
     for line in local_structbench_lines(result.structbench_local):
+        stdout.print(line)
+    for line in selection_lines(result.selection):
         stdout.print(line)
     stdout.print(f"demo finished in {time.perf_counter() - started:.1f} s")

@@ -25,6 +25,7 @@ from chatledger.corpus import read_chunks, read_extractions
 from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_corpus
 from chatledger.demo._local_structbench import local_structbench
 from chatledger.demo._recorded import recorded_dir, recorded_manifest
+from chatledger.demo._selection import demo_selection
 from chatledger.extractors import get_extractor
 from chatledger.record import ConversationRun, FieldCounts, HumanGoldSample, read_run_record
 from chatledger.report import build_report
@@ -56,6 +57,8 @@ class DemoResult:
     structbench: dict[str, Any] = field(default_factory=dict)
     # The recorded local models × strategies on the emails they were recorded on (None: none).
     structbench_local: dict[str, Any] | None = None
+    # Schema selection on the bundled corpus: simulated, then each recorded local model.
+    selection: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +66,7 @@ class DemoResult:
             "report": str(self.report) if self.report else None,
             "structbench": self.structbench,
             "structbench_local": self.structbench_local,
+            "selection": self.selection,
             "leaderboard": [m.to_dict() for m in self.run.leaderboard()],
             "layer_weights_used": self.run.layer_weights_used,
             "renormalisation": self.run.renormalisation_note,
@@ -195,4 +199,9 @@ def run_demo(
     result.structbench = structbench_demo(out_dir / "structbench").to_dict()
     local = local_structbench(out_dir / "structbench")
     result.structbench_local = local.to_dict() if local is not None else None
+    corpus = out_dir / "corpus"
+    selection = demo_selection(
+        out_dir, corpus / "chunks.jsonl", corpus / "gold.jsonl", on_progress=on_progress
+    )
+    result.selection = selection.to_dict()
     return result

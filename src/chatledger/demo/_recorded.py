@@ -50,6 +50,8 @@ class RecordedModel(BaseModel):
     description: str
     corpus: RecordedTask | None = None
     structbench: RecordedTask | None = None
+    # Schema selection's repeated samples (data/recorded/select/<name>.jsonl): chunks × seeds.
+    select: RecordedTask | None = None
 
 
 class RecordingManifest(BaseModel):

@@ -98,6 +98,10 @@ class SelectionExtractor(ABC):
     async def aclose(self) -> None:
         return None
 
+    def chunk_ids(self) -> set[str] | None:
+        """The chunks it can answer (None: any)."""
+        return None
+
     def line(
         self,
         request: UnitRequest,
@@ -180,6 +184,9 @@ class RecordedExtractor(SelectionExtractor):
     def __init__(self, label: str, samples: Mapping[int, Mapping[str, ExtractionRecord]]) -> None:
         self.label = label
         self.samples = samples
+
+    def chunk_ids(self) -> set[str] | None:
+        return set(self.samples.get(0, {}))
 
     async def extract(self, request: UnitRequest) -> UnitLine:
         asks = request.asks

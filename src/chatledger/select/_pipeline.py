@@ -209,8 +209,14 @@ class Selection:
         )
 
     def _pool(self) -> list[Chunk]:
-        """Chunks a phase may use: with a reference where the phase scores against one."""
-        return [c for c in self.chunks if c.chunk_id in self.reference] if self.reference else []
+        """Chunks a phase may use: with a reference where the phase scores against one, and
+        (a recording) with a recorded answer."""
+        answered = self.extractor.chunk_ids()
+        return [
+            c
+            for c in self.chunks
+            if c.chunk_id in self.reference and (answered is None or c.chunk_id in answered)
+        ]
 
     # -- units --------------------------------------------------------------------------------
 
@@ -307,7 +313,10 @@ class Selection:
 
     def run_screen(self) -> list[ScreenRow]:
         settings = self.config.screen
-        pool = self._pool() or self.chunks
+        answered = self.extractor.chunk_ids()
+        pool = self._pool() or [
+            c for c in self.chunks if answered is None or c.chunk_id in answered
+        ]
         chunks = spread(pool, settings.chunks)
         names = [*PROVEN, *self._screen_fields()]
         size = settings.fields_per_call or len(names)

@@ -127,7 +127,7 @@ class TournamentRow(_Model):
 
 class TournamentSummary(_Model):
     rows: list[TournamentRow]
-    calls: int
+    calls: int  # extractions the trials evaluated (units; model calls are in usage)
     budget_stopped: bool
     pruned_share: float  # of the trials other than the winner
     winner: str  # "schema / style"
