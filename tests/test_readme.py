@@ -179,7 +179,7 @@ def test_every_readme_example_runs_as_written(workdir: Path) -> None:
                     "run nor a file: mark it <!-- file: NAME --> or <!-- not run: why -->"
                 )
         calls = server.calls()
-    assert files == ["weights.yaml", "cheaper-models.yaml", "messages.csv"]
+    assert files == ["weights.yaml", "cheaper-models.yaml", "messages.csv", "select.yaml"]
     assert queries == 1
     assert len(ran) >= 15, ran
     # The model examples reached the fake server (and nothing else was reachable).

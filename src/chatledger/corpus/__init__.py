@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         ConfigSyntaxError,
         load_yaml,
         read_config_file,
+        read_config_mapping,
     )
     from chatledger.corpus._gold import Corpus, GoldRecord
     from chatledger.corpus._import import (
@@ -52,6 +53,7 @@ _WHERE: dict[str, str] = {
     "ConfigSyntaxError": "_config_file",
     "load_yaml": "_config_file",
     "read_config_file": "_config_file",
+    "read_config_mapping": "_config_file",
     "Corpus": "_gold",
     "GoldRecord": "_gold",
     "CORPUS_KINDS": "_import",
@@ -98,6 +100,7 @@ __all__ = [
     "read_chunk_outlines",
     "read_chunks",
     "read_config_file",
+    "read_config_mapping",
     "read_corpus",
     "read_extractions",
     "read_json_lines",

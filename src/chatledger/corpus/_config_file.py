@@ -144,6 +144,27 @@ def read_config_file(path: str | Path) -> Any:
     return parse_config_text(read_config_text(path), path=path)
 
 
+def read_config_mapping(
+    path: str | Path, *, what: str, allow_empty: bool = False
+) -> dict[str, Any]:
+    """A config file that must exist and hold a mapping at its top level (a run, selection or
+    weights config): the mapping, or one :class:`InputError` line naming the file (``what``
+    says which kind of config was not found). ``allow_empty``: an empty file is ``{}``."""
+    path = Path(path)
+    try:
+        found = path.is_file()
+    except OSError as exc:  # a name too long
+        raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
+    if not found:
+        raise InputError(f"{what} not found", path=path)
+    data = read_config_file(path)
+    if data is None and allow_empty:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping at the top level", path=path)
+    return data
+
+
 def _printable(path: Path) -> str:
     """A path as text that can be printed (a lone surrogate or NUL shown escaped)."""
     text = str(path)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from chatledger.core import InputError, first_validation_error, resolve_inside
-from chatledger.corpus import read_config_file
+from chatledger.corpus import read_config_mapping
 from chatledger.downstream import resolve_weights
 from chatledger.extraction import DEFAULT_MAX_TOKENS, PROMPT_STYLES, validate_model_id
 from chatledger.runs._stats import StatsOptions
@@ -234,15 +234,7 @@ class LoadedRunConfig(BaseModel):
 def load_run_config(path: str | Path) -> LoadedRunConfig:
     """Read and validate a run config; every mistake is an InputError naming file and key."""
     path = Path(path)
-    try:
-        found = path.is_file()
-    except OSError as exc:
-        raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
-    if not found:
-        raise InputError("run config not found", path=path)
-    data = read_config_file(path)
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping at the top level", path=path)
+    data = read_config_mapping(path, what="run config")
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as exc:

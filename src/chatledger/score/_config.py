@@ -192,19 +192,9 @@ def load_scoring_config(
 ) -> ScoringConfig:
     """Read weight/threshold overrides from a YAML or JSON file; errors name the file and key."""
     path = Path(path)
-    try:
-        found = path.is_file()
-    except OSError as exc:  # a name too long
-        raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
-    if not found:
-        raise InputError("weights file not found", path=path)
-    from chatledger.corpus import read_config_file  # YAML: loaded only for a weights file
+    from chatledger.corpus import read_config_mapping  # YAML: loaded only for a weights file
 
-    data = read_config_file(path)
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping at the top level", path=path)
+    data = read_config_mapping(path, what="weights file", allow_empty=True)
     try:
         return ScoringConfig.from_mapping(data, schema_version=schema_version, matcher=matcher)
     except ValidationError as exc:

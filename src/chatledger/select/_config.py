@@ -25,12 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from chatledger.core import InputError, first_validation_error, resolve_inside
-from chatledger.corpus import read_config_file
+from chatledger.corpus import read_config_mapping
 from chatledger.extraction import validate_model_id
 from chatledger.select._candidates import CANDIDATES
 from chatledger.select._metrics import DEFAULT_WEIGHTS, PASS_MARK, REDUNDANCY_FLOOR
@@ -177,15 +177,7 @@ class LoadedSelectConfig(BaseModel):
 
 def load_select_config(path: str | Path) -> LoadedSelectConfig:
     path = Path(path)
-    try:
-        found = path.is_file()
-    except OSError as exc:
-        raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
-    if not found:
-        raise InputError("selection config not found", path=path)
-    data: Any = read_config_file(path)
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping at the top level", path=path)
+    data = read_config_mapping(path, what="selection config")
     try:
         config = SelectConfig.model_validate(data)
     except ValidationError as exc:

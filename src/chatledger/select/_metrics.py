@@ -203,7 +203,10 @@ def _bundled_minilm() -> str:
             field="screen.embedding_model",
         )
     root = Path(spec.origin).parent
-    found = sorted(p.parent for p in root.rglob("config.json"))
+    if (root / "model" / "modules.json").is_file():  # the package's layout (0.1.0)
+        return str(root / "model")
+    # Only a sentence-transformers model's root folder has a modules.json.
+    found = sorted(p.parent for p in root.rglob("modules.json"))
     return str(found[0] if found else root)
 
 
