@@ -66,7 +66,7 @@ def script_body(html: str, element_id: str) -> str:
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("report-demo")
-    run_demo(out)
+    run_demo(out, selection=False)  # the run is what these tests read
     path = build_report(out / "run")
     return out / "run", path.read_text(encoding="utf-8")
 

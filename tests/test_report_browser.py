@@ -43,7 +43,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo run, with hostile text planted in a message, a chunk title and a model's claim
     (after scoring: the report reads these files when it is built)."""
     out = tmp_path_factory.mktemp("browser-demo")
-    run_demo(out)
+    run_demo(out, selection=False)  # the run is what these tests read
 
     def plant_chunk(chunks: list[dict[str, Any]]) -> None:
         chunks[0]["title"] = PAYLOADS[1]

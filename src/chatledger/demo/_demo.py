@@ -187,8 +187,13 @@ def _note_human_gold(run_dir: Path, result: DemoResult) -> None:
 
 
 def run_demo(
-    out_dir: Path, on_progress: Callable[[str, int, int], None] | None = None
+    out_dir: Path,
+    on_progress: Callable[[str, int, int], None] | None = None,
+    *,
+    selection: bool = True,
 ) -> DemoResult:
+    """The whole demo; ``selection=False`` leaves out the schema selections (a caller that
+    only reads the run: the report's tests)."""
     config_path = prepare_demo(out_dir)
     run = execute_run(load_run_config(config_path), out_dir / "run", on_progress=on_progress)
     result = DemoResult(run=run, human=human_agreement(out_dir))
@@ -199,9 +204,10 @@ def run_demo(
     result.structbench = structbench_demo(out_dir / "structbench").to_dict()
     local = local_structbench(out_dir / "structbench")
     result.structbench_local = local.to_dict() if local is not None else None
-    corpus = out_dir / "corpus"
-    selection = demo_selection(
-        out_dir, corpus / "chunks.jsonl", corpus / "gold.jsonl", on_progress=on_progress
-    )
-    result.selection = selection.to_dict()
+    if selection:
+        corpus = out_dir / "corpus"
+        found = demo_selection(
+            out_dir, corpus / "chunks.jsonl", corpus / "gold.jsonl", on_progress=on_progress
+        )
+        result.selection = found.to_dict()
     return result
