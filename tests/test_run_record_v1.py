@@ -35,7 +35,7 @@ def test_a_version_1_run_json_is_upgraded_on_reading(old_run: Path) -> None:
     assert "schema_version" not in data
     record = read_run_record(old_run)
     assert isinstance(record, ConversationRun)
-    assert record.schema_version == SCHEMA_VERSION == 3
+    assert record.schema_version == SCHEMA_VERSION == 4
     assert [m.name for m in record.models] == [m["name"] for m in data["models"]]
     assert [m.overall for m in record.models] == [m["overall"] for m in data["models"]]
     assert record.reference.configured_file == "gold.jsonl"

@@ -75,6 +75,13 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "directory.",
     ),
     "compare": ("_run_cmd", "Show what changed between two runs, per model, layer and field."),
+    "gate": (
+        "_gate_cmd",
+        "Compare a candidate run with a baseline run rule by rule, on the paired bootstrap\n"
+        "difference: a drop fails only when the whole interval is below the allowance. Exit 0: "
+        "every\nrule passed; 1: a rule failed; 2: a usage error (a missing run, runs on "
+        "different chunks).",
+    ),
     "serve-local": (
         "_serve_cmd",
         "Serve a local GGUF model on 127.0.0.1 with an OpenAI-compatible /v1/chat/completions.",

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
         ALIASES_REFUSED,
         ConfigSyntaxError,
         load_yaml,
+        parse_config_text,
         read_config_file,
         read_config_mapping,
+        read_config_text,
     )
     from chatledger.corpus._gold import Corpus, GoldRecord
     from chatledger.corpus._import import (
@@ -52,8 +54,10 @@ _WHERE: dict[str, str] = {
     "ALIASES_REFUSED": "_config_file",
     "ConfigSyntaxError": "_config_file",
     "load_yaml": "_config_file",
+    "parse_config_text": "_config_file",
     "read_config_file": "_config_file",
     "read_config_mapping": "_config_file",
+    "read_config_text": "_config_file",
     "Corpus": "_gold",
     "GoldRecord": "_gold",
     "CORPUS_KINDS": "_import",
@@ -93,6 +97,7 @@ __all__ = [
     "iter_chunks",
     "load_yaml",
     "loads_strict",
+    "parse_config_text",
     "parse_extraction_line",
     "parse_json_line",
     "read_ami",
@@ -101,6 +106,7 @@ __all__ = [
     "read_chunks",
     "read_config_file",
     "read_config_mapping",
+    "read_config_text",
     "read_corpus",
     "read_extractions",
     "read_json_lines",

@@ -18,7 +18,10 @@ from chatledger.core import atomic_write_json
 # 2: the typed record (this module); adds provenance of the inputs, the executor and stages.
 # 3: per field the counts and both aggregates (FieldCounts) and the aggregate the composite
 #    used; the statistics' resampling units. Version 2 reads as it is (the additions default).
-SCHEMA_VERSION = 3
+# 4: a conversation run names its chunks in run order with their conversations, and the field
+#    and consumer weights it used: what a regression gate pairs two runs on and recomputes
+#    their figures with (``chatledger gate``). Versions 2 and 3 read as they are.
+SCHEMA_VERSION = 4
 RUN_FILE = "run.json"
 
 

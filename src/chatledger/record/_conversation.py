@@ -255,6 +255,14 @@ class ConversationRun(RunRecordBase):
     # Added for the report (optional): the schema, matcher and thresholds layer 1 used. A
     # record without it falls back to ``config`` (scoring_settings).
     scoring: ScoringSettings | None = None
+    # Version 4: the chunks in run order and the conversation of each (the units a paired
+    # bootstrap of two runs draws), and the weights the composites used (so the figures can be
+    # recomputed from the stages' per-unit statistics). Empty in a record of an older version.
+    chunk_ids: list[str] = Field(default_factory=list)
+    chunk_conversations: list[str] = Field(default_factory=list)
+    field_weights: dict[str, float] = Field(default_factory=dict)
+    scored_fields: list[str] = Field(default_factory=list)  # the composite's fields, in order
+    consumer_weights: dict[str, float] = Field(default_factory=dict)
 
     def scoring_settings(self) -> ScoringSettings:
         """The schema, matcher and thresholds of the run: as recorded, else from its config."""

@@ -20,7 +20,6 @@ import resource
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,7 @@ from chatledger.runs._panel import build_judges, judge_entry
 from chatledger.runs._record import build_record
 from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_composite
 from chatledger.runs._rows import downstream_rows, extraction_rows
+from chatledger.runs._series import build_series
 from chatledger.runs._stages import StageOutput, StageStore, stage_key
 from chatledger.runs._stats import FloatArray, ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
@@ -364,6 +364,10 @@ class _Run:
             executor=str(self.pool.spec),
             stages=self.stage_records,
             peak_memory_mb=_peak_memory_mb(),
+            chunk_ids=list(index.chunk_ids),
+            chunk_conversations=list(index.conversations),
+            field_weights=dict(scoring.weights),
+            scored_fields=list(scoring.fields),
             reference_is_human=self.reference_partial,
         )
         record.write(self.out_dir)
@@ -658,7 +662,6 @@ class _Run:
         n = len(index.chunk_ids)
         layers: dict[str, float] = {}
         rows: list[Row] = []
-        model_series = ModelSeries(name=plan.name)
         fields: dict[str, float] = {}
         field_counts: dict[str, dict[str, Any]] = {}
         aggregate = "macro"
@@ -681,12 +684,6 @@ class _Run:
             field_counts = {k: _mapping(v) for k, v in _mapping(summary["field_counts"]).items()}
             self.reference_partial |= summary.get("partial_reference") is True
             aggregate = output.aggregate or "macro"
-            model_series.aggregate = "micro" if aggregate == "micro" else "macro"
-            model_series.field_stats = {
-                name: np.array(values, dtype=np.float64).reshape(n, len(statistic_names(name)))
-                for name, values in output.field_stats.items()
-            }
-            model_series.field_scores = dict(fields)
         consumers: dict[str, float] = {}
         if "downstream" in outputs:
             output, down = outputs["downstream"]
@@ -703,14 +700,14 @@ class _Run:
             rows += judged
             layers["judge"] = _float(output.layer_score)
             judge = dict(output.summary)
-            model_series.judge = np.array(
-                [[0.0, 0.0] if v is None else [v, 1.0] for v in output.per_chunk],
-                dtype=np.float64,
-            ).reshape(n, 2)
-        if "downstream" in outputs and "downstream" in layers:
-            model_series.downstream, model_series.downstream_figure = self._downstream_series(
-                outputs["downstream"][0], index
-            )
+        model_series = build_series(
+            plan.name,
+            {layer: output for layer, (output, _) in outputs.items()},
+            n_chunks=n,
+            chunk_conversations=index.conversations,
+            consumer_weights=self.config.weights.consumers,
+        )
+        model_series.field_scores = dict(fields)
         model_series.layer_scores = dict(layers)
         used = {k: v for k, v in layers.items() if k in weights_used}
         overall = overall_composite(used, weights_used)
@@ -738,29 +735,6 @@ class _Run:
             aggregate=aggregate,
         )
         return summary_out, rows, model_series
-
-    def _downstream_series(
-        self, output: StageOutput, index: ChunkIndex
-    ) -> tuple[dict[str, dict[str, FloatArray]], Callable[..., FloatArray]]:
-        """Per consumer that ran, its counts per conversation in run order, and the composite
-        built from summed counts (what the cluster bootstrap recomputes)."""
-        from chatledger.downstream import composite_from_counts
-
-        conversations = list(dict.fromkeys(index.conversations))
-        per_conversation = output.conversation_counts
-        ran = [c for c in per_conversation[conversations[0]]] if conversations else []
-        series: dict[str, dict[str, FloatArray]] = {}
-        for consumer in ran:
-            names = list(per_conversation[conversations[0]][consumer])
-            series[consumer] = {
-                name: np.array(
-                    [per_conversation[conv][consumer][name] for conv in conversations],
-                    dtype=np.float64,
-                )
-                for name in names
-            }
-        figure = partial(composite_from_counts, weights=self.config.weights.consumers, ran=ran)
-        return series, figure
 
     def _gold(
         self, reference_gold: ModelFacts | None, plans: list[_ModelPlan]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from chatledger.downstream import resolve_weights
 from chatledger.record import (
     ConversationRun,
     HumanGold,
@@ -44,6 +45,10 @@ def build_record(
     executor: str,
     stages: list[StageRecord],
     peak_memory_mb: float,
+    chunk_ids: list[str],
+    chunk_conversations: list[str],
+    field_weights: dict[str, float],
+    scored_fields: list[str],
     reference_is_human: bool = False,
 ) -> ConversationRun:
     config = loaded.config
@@ -79,4 +84,9 @@ def build_record(
         executor=executor,
         stages=stages,
         reference_is_human=reference_is_human,
+        chunk_ids=chunk_ids,
+        chunk_conversations=chunk_conversations,
+        field_weights=field_weights,
+        scored_fields=scored_fields,
+        consumer_weights=resolve_weights(config.weights.consumers),
     )
