@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test,dask]'
+	$(BIN)/pip install --quiet -e '.[test,dask,inspect]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -29,7 +29,7 @@ from chatledger.core import RecordStatus
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.downstream import build_outputs, compare_outputs, composite_from_counts
 from chatledger.runs._stats import ModelSeries, StatsOptions, compute_run_stats
-from chatledger.score import ScoringConfig, chunk_statistics, score_records, statistic_names
+from chatledger.scoring import ScoringConfig, chunk_statistics, score_records, statistic_names
 from chatledger.stats import bootstrap_intervals, paired_difference, rank_probabilities
 
 LAYERS = {"extraction": 0.60, "judge": 0.25, "downstream": 0.15}

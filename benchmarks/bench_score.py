@@ -42,7 +42,7 @@ from _synthetic import generate, write_corpus
 from chatledger.core import Chunk, ExtractionV3
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.matching import KERNEL_CLOCK, get_matcher
-from chatledger.score import (
+from chatledger.scoring import (
     FIELD_SCORERS,
     ChunkContext,
     FieldScore,

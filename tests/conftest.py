@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from chatledger.core import CONFIDENCE_FIELDS, Chunk, ExtractionRecord, ExtractionV3, RecordStatus
-from chatledger.score import FieldScore, ScoringConfig, score_chunk
+from chatledger.scoring import FieldScore, ScoringConfig, score_chunk
 
 PARTICIPANTS = ("Ness Alderton", "Sam Ruiz")
 EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "chatledger" / "data" / "examples"

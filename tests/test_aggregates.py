@@ -13,7 +13,7 @@ from chatledger.cli._app import main
 from chatledger.core import ExtractionRecord, ExtractionV3, RecordStatus
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.demo import human_agreement
-from chatledger.score import ScoringConfig, score_files, score_records
+from chatledger.scoring import ScoringConfig, score_files, score_records
 from conftest import ext, ok_record, texts, write_jsonl
 
 # Texts: "agenda" ⊂ "agenda review" (token set 100); "budget" vs "catering menu" and "x" vs

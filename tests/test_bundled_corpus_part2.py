@@ -21,7 +21,7 @@ from rapidfuzz import fuzz, utils
 import chatledger
 from chatledger.core import Chunk, ExtractionV3, RecordStatus
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
-from chatledger.score import ScoringConfig, score_records
+from chatledger.scoring import ScoringConfig, score_records
 
 PARTS = Path(chatledger.__file__).parent / "data" / "corpus" / "parts"
 CHUNKS_PATH = PARTS / "part2_chunks.jsonl"

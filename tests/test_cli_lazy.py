@@ -121,7 +121,7 @@ def test_score_loads_only_what_scoring_uses(tmp_path: Path) -> None:
     done = run(LAZY, *args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     names = modules_imported(done.stderr)
-    assert {"chatledger.score._stream", "rapidfuzz", "msgspec"} <= names
+    assert {"chatledger.scoring._stream", "rapidfuzz", "msgspec"} <= names
     # one function of scipy.optimize, not the package; no other command's machinery
     unused = {"scipy.optimize", "scipy.linalg", "scipy.stats", "yaml", "chatledger.corpus._ami"}
     assert not unused & names

@@ -21,7 +21,7 @@ from chatledger.core import (
     InputError,
     RecordStatus,
 )
-from chatledger.score import ScoreReport, ScoringConfig, load_scoring_config, score_records
+from chatledger.scoring import ScoreReport, ScoringConfig, load_scoring_config, score_records
 from conftest import (
     EXAMPLES,
     claim,

@@ -27,7 +27,7 @@ from chatledger.matching import (
     subject_similarity,
 )
 from chatledger.runs._audit import audit_cases
-from chatledger.score import ChunkContext, ScoringConfig, ScoringContext, f1, pair_entities
+from chatledger.scoring import ChunkContext, ScoringConfig, ScoringContext, f1, pair_entities
 from conftest import claim, ext, field_score
 
 EXAMPLES = Path(__file__).parents[1] / "src" / "chatledger" / "data" / "examples"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chatledger.core import ExtractionRecord, RecordStatus, Usage
-from chatledger.score import DegenerateOutputs, count_degenerate, duplicated_items
+from chatledger.scoring import DegenerateOutputs, count_degenerate, duplicated_items
 from conftest import ext, make_chunk, ok_record, texts
 
 

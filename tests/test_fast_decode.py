@@ -13,7 +13,7 @@ import pytest
 from chatledger.corpus import ExtractionStream, read_chunks, read_extractions
 from chatledger.corpus._lines import JsonTextError, fast_loads, loads_strict, read_json_lines
 from chatledger.matching import _kernel
-from chatledger.score import ScoringConfig, score_files, score_records
+from chatledger.scoring import ScoringConfig, score_files, score_records
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "chatledger" / "data" / "examples"
 

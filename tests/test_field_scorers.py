@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chatledger.core import FIELDS_V3, ExtractionV3
-from chatledger.score import FIELD_SCORERS, expected_calibration_error, normalise_url, score_chunk
+from chatledger.scoring import FIELD_SCORERS, expected_calibration_error, normalise_url, score_chunk
 from conftest import (
     claim,
     example_chunk,
@@ -676,7 +676,7 @@ def test_negotiation_patterns_with_actor_resolution() -> None:
 
 
 def test_link_with_a_bad_port_is_scored_not_crashed() -> None:
-    from chatledger.score import normalise_url
+    from chatledger.scoring import normalise_url
 
     # urlsplit(...).port raises on these; the URL is kept as written (case-folded).
     assert normalise_url("https://A.com:abc/x/") == "https://a.com:abc/x"

@@ -33,7 +33,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from chatledger.cli._app import main
-from chatledger.gate import evaluate_gate, load_gate_rules
+from chatledger.gating import evaluate_gate, load_gate_rules
 from chatledger.record import read_run_record
 from chatledger.runs import execute_run, load_run_config
 

@@ -17,6 +17,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "chatledger"
+# Modules that another program loads through its entry point, inside that program: the import
+# of the program itself is then always satisfied, by whatever version the user runs.
+HOSTED = {"src/chatledger/pytest_plugin.py": "pytest"}
 
 
 def _requirement_name(spec: str) -> str:
@@ -58,6 +61,8 @@ def _imports() -> dict[str, set[tuple[str, bool]]]:
                 top = name.split(".")[0]
                 if top == "chatledger" or top in sys.stdlib_module_names:
                     continue
+                if HOSTED.get(str(path.relative_to(ROOT))) == top:
+                    continue
                 where = f"{path.relative_to(ROOT)}:{node.lineno}"
                 found.setdefault(top, set()).add((where, id(node) in module_level))
     return found
@@ -80,6 +85,9 @@ def test_every_runtime_import_is_a_declared_dependency() -> None:
     assert problems == []
     # The check sees the imports it must: the CLI framework and an optional SDK.
     assert "typer" in _imports() and "openai" in _imports()
+    # The pytest plugin is registered for pytest, the one program that loads it.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["entry-points"]["pytest11"] == {"chatledger": "chatledger.pytest_plugin"}
 
 
 def test_click_is_not_imported_directly() -> None:

@@ -19,7 +19,7 @@ from chatledger.demo import human_sample, prepare_demo
 from chatledger.extractors import get_extractor
 from chatledger.record import ConversationRun, read_run_record
 from chatledger.runs import execute_run, load_run_config
-from chatledger.score import micro_parts, statistic_names
+from chatledger.scoring import micro_parts, statistic_names
 from chatledger.simulate import OPERATORS, simulate_records, write_records
 from chatledger.stats import bootstrap_sums
 

@@ -21,7 +21,7 @@ from chatledger.corpus import (
     read_extractions,
     read_json_lines,
 )
-from chatledger.score import score_records
+from chatledger.scoring import score_records
 from chatledger.structbench import read_dataset, read_predictions
 from conftest import EXAMPLES, make_chunk
 

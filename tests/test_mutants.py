@@ -17,14 +17,14 @@ import pytest
 from chatledger.downstream import run_downstream
 from chatledger.downstream._escalation import PEAK_INTENSITY
 from chatledger.matching import assign, preprocess, token_set_matrix
-from chatledger.score import (
+from chatledger.scoring import (
     ChunkContext,
     ScoringConfig,
     expected_calibration_error,
     reliability_bins,
     score_records,
 )
-from chatledger.score._calibration import SMALL
+from chatledger.scoring._calibration import SMALL
 from conftest import ext, field_score, make_chunk, records
 
 # --- assignment: one more match always outweighs similarity (C = 100·(k + 1)) ----------------

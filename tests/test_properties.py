@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatledger.core import CONFIDENCE_FIELDS, DEFAULT_VOCABULARY, Chunk, ExtractionV3
-from chatledger.score import ScoringConfig, expected_calibration_error, score_chunk, score_records
+from chatledger.scoring import ScoringConfig, expected_calibration_error, score_chunk, score_records
 from conftest import records
 
 SETTINGS = settings(max_examples=60, deadline=None)

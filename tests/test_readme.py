@@ -3,7 +3,8 @@
 Every fenced block of README.md is one of: a ``bash`` block, whose ``export`` lines set the
 environment and whose ``chatledger …`` lines are run (each must exit 0; ``--format json``
 output must parse); a block preceded by ``<!-- file: NAME -->``, written to NAME for the
-commands; a ``sql`` block, run with DuckDB over what the commands wrote; or a block
+commands; a ``sql`` block, run with DuckDB over what the commands wrote; a ``python`` block,
+run as a script in the same folder and environment (it must exit 0); or a block
 preceded by ``<!-- not run: why -->``. A block that is none of these fails the test.
 
 The commands run in a folder holding the files the README names, with the OpenAI API answered
@@ -147,6 +148,7 @@ def test_every_readme_example_runs_as_written(workdir: Path) -> None:
     ran: list[str] = []
     files: list[str] = []
     queries = 0
+    scripts = 0
     with FakeLLMServer() as server:
         server.always(OPENAI_PATH, Reply(body=fake_openai(gold)))
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
@@ -165,6 +167,17 @@ def test_every_readme_example_runs_as_written(workdir: Path) -> None:
                 continue
             if block.lang == "bash":
                 run_block_commands(block, workdir, env, ran)
+            elif block.lang == "python":
+                done = subprocess.run(
+                    [sys.executable, "-c", block.text],
+                    cwd=workdir,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+                assert done.returncode == 0, f"README.md:{block.line}:\n{done.stderr[-3000:]}"
+                scripts += 1
             elif block.lang == "sql":
                 rows = (
                     duckdb.connect()
@@ -179,8 +192,15 @@ def test_every_readme_example_runs_as_written(workdir: Path) -> None:
                     "run nor a file: mark it <!-- file: NAME --> or <!-- not run: why -->"
                 )
         calls = server.calls()
-    assert files == ["weights.yaml", "cheaper-models.yaml", "messages.csv", "select.yaml"]
-    assert queries == 1
+    assert files == [
+        "weights.yaml",
+        "cheaper-models.yaml",
+        "gate.yaml",
+        "messages.csv",
+        "select.yaml",
+    ]
+    assert queries == 1 and scripts == 1
+    assert (workdir / "gate.xml").read_text(encoding="utf-8").startswith("<?xml")
     assert len(ran) >= 15, ran
     # The model examples reached the fake server (and nothing else was reachable).
     assert calls > 36

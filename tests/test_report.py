@@ -20,7 +20,7 @@ from chatledger.report import REPORT_FILE, build_report
 from chatledger.report._align import Row, align, scoring_context
 from chatledger.report._charts import pareto_frontier
 from chatledger.report._embed import unpack_json
-from chatledger.score import ScoringConfig
+from chatledger.scoring import ScoringConfig
 from conftest import ext, make_chunk
 
 INJECTED = "<script>alert(1)</script>"

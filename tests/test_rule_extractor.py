@@ -25,7 +25,7 @@ from chatledger.core import (
 )
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.extractors import EXTRACTORS, RuleBasedExtractor, get_extractor
-from chatledger.score import score_chunk
+from chatledger.scoring import score_chunk
 from conftest import SHARED_EXAMPLES, require_shared
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import pytest
 
 from chatledger.core import InputError
 from chatledger.demo._bundled import write_bundled_corpus
-from chatledger.score import load_scoring_config
+from chatledger.scoring import load_scoring_config
 from chatledger.select import (
     FIELD_NOISE,
     SIMULATED_LABEL,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatledger.core import FIELDS_V1, SCHEMA_WEIGHTS
-from chatledger.score import load_scoring_config
+from chatledger.scoring import load_scoring_config
 from chatledger.select import derive_weights
 
 

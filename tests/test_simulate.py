@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatledger.corpus import read_chunks, read_extractions
-from chatledger.score import ScoringConfig, score_chunk
+from chatledger.scoring import ScoringConfig, score_chunk
 from chatledger.simulate import OPERATORS, corrupt, simulate_records
 
 EXAMPLES = Path(__file__).parents[1] / "src" / "chatledger" / "data" / "examples"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from chatledger.gate import RuleOutcome
+    from chatledger.gating import RuleOutcome
 
 OPTION = "--chatledger-gate"
 
@@ -64,7 +64,7 @@ class GateItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, GateRuleFailed):
-            from chatledger.gate._formats import _detail
+            from chatledger.gating._formats import _detail
 
             return f"chatledger gate: {self.outcome.name} failed\n{_detail(self.outcome)}"
         return str(super().repr_failure(excinfo))
@@ -98,7 +98,7 @@ def pytest_collection_modifyitems(
     if not rules_option:
         return
     from chatledger.core import ChatLedgerError
-    from chatledger.gate import evaluate_gate, load_gate_rules
+    from chatledger.gating import evaluate_gate, load_gate_rules
 
     path = Path(str(rules_option))
     if not path.is_file():

@@ -12,6 +12,11 @@ the headers and half the body (a server that stops mid-reply), or a ``drip_s`` b
 bytes of the body (a reply so slow that no single read ever times out). Waits end early when
 the server stops, so a test with a hung reply does not leave a thread sleeping behind it.
 
+The batch endpoints of both APIs (OpenAI's files and batches, Anthropic's message batches) are
+served too, with their state in ``server.batch_api`` (see ``tests/fakes/batch_api.py``):
+``server.plan_batches(BatchPlan(...))`` scripts how the next batches run and end, and each
+request of a batch is answered by the reply scripted for its per-call path.
+
 Run as a script (``python tests/fakes/llm_server.py --delay 0.2``) it serves a fixed reply on
 both paths from its own process and prints its URL — what the provider benchmark measures
 against, so the server's threads do not share the client's interpreter lock.
@@ -26,6 +31,13 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+try:  # imported as fakes.llm_server (tests/ is on the path), or run as a script
+    from fakes.batch_api import BatchPlan, FakeBatch, FakeBatchAPI
+except ImportError:  # pragma: no cover
+    from batch_api import BatchPlan, FakeBatch, FakeBatchAPI  # type: ignore[no-redef]
+
+__all__ = ["BatchPlan", "FakeBatch", "FakeLLMServer", "Reply"]
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -84,6 +96,24 @@ class FakeLLMServer:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
+        self.batch_api = FakeBatchAPI(self._answer_per_call, lambda: self.url)
+
+    @property
+    def batches(self) -> dict[str, FakeBatch]:
+        """Every batch created, by id (both APIs)."""
+        return self.batch_api.batches
+
+    def plan_batches(self, *plans: BatchPlan) -> None:
+        """How the next batches created behave, in order (then ``batch_api.default_plan``)."""
+        self.batch_api.plan(*plans)
+
+    def _answer_per_call(self, path: str, body: Any) -> tuple[int, Any]:
+        """What a per-call request of ``body`` to ``path`` would get (a batch's answer)."""
+        reply = self._next_reply(path)
+        payload = reply.body(body) if callable(reply.body) else reply.body
+        if isinstance(payload, bytes):
+            payload = payload.decode("utf-8", errors="replace")
+        return reply.status, payload
 
     @property
     def url(self) -> str:
@@ -142,9 +172,54 @@ class FakeLLMServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return  # keep test output quiet
 
+            def _read_body(self) -> bytes:
+                if self.headers.get("transfer-encoding", "").lower() == "chunked":
+                    parts = []
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                        if size == 0:
+                            self.rfile.readline()
+                            return b"".join(parts)
+                        parts.append(self.rfile.read(size))
+                        self.rfile.readline()
+                return self.rfile.read(int(self.headers.get("content-length", "0")))
+
+            def _batch_endpoint(self, method: str, raw: bytes) -> bool:
+                """Answer a batch endpoint; False for any other path."""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                answer = server.batch_api.handle(method, self.path, headers, raw)
+                if answer is None:
+                    return False
+                status, payload, content_type = answer
+                try:
+                    body: Any = json.loads(raw) if raw else None
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    body = raw.decode("utf-8", errors="replace")
+                with server._lock:
+                    server.requests.append(
+                        Received(self.path.split("?")[0], headers, body, time.monotonic())
+                    )
+                data = _encode(payload)
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", content_type)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                return True
+
+            def do_GET(self) -> None:
+                if not self._batch_endpoint("GET", b""):
+                    self.send_response(404)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", "0"))
-                raw = self.rfile.read(length)
+                raw = self._read_body()
+                if self._batch_endpoint("POST", raw):
+                    return
                 try:
                     body = json.loads(raw) if raw else None
                 except json.JSONDecodeError:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from typer._click import Command, Context, HelpFormatter
 
     from chatledger.core import Chunk
-    from chatledger.score import ScoreReport
+    from chatledger.scoring import ScoreReport
 
 # The commands registered by other modules of this package, in the order ``--help`` lists them
 # (after ``schema`` and ``score``, defined here): name → (module, first paragraph of its help).
@@ -68,6 +68,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "_report_day_cmd",
         "The daily report built from one model's extractions: decisions, new action items,\n"
         "drifts, escalations and open loops of one day, per conversation.",
+    ),
+    "export": (
+        "_export_cmd",
+        "Write a run's results for other evaluation tools: inspect (an inspect_ai .eval log).",
     ),
     "run": (
         "_run_cmd",
@@ -385,11 +389,11 @@ def run_score(
     matcher: str | None,
     aggregate: str | None = None,
 ) -> ScoreReport:
-    """Layer 1 from the files, streamed chunk by chunk (:func:`chatledger.score.score_files`):
+    """Layer 1 from the files, streamed chunk by chunk (:func:`chatledger.scoring.score_files`):
     memory stays flat however many chunks the files hold."""
     import gc
 
-    from chatledger.score import ScoringConfig, load_scoring_config, score_files
+    from chatledger.scoring import ScoringConfig, load_scoring_config, score_files
 
     if weights is not None:
         config = load_scoring_config(weights, schema_version=schema, matcher=matcher)

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stderr, stdout
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note, stderr, stdout
 from chatledger.cli._model_options import (
+    BatchOption,
+    BatchPollOption,
     BudgetNameOption,
     BudgetUsdOption,
     MaxAttemptsOption,
@@ -16,6 +18,9 @@ from chatledger.cli._model_options import (
     SeedOption,
     StrictSchemaOption,
     TimeoutOption,
+    batch_report,
+    batch_rows,
+    batch_settings,
     call_settings,
     sampling_options,
 )
@@ -32,7 +37,9 @@ PROMPT_STYLE_HELP = "plain, field-guide or example"
 DEFAULT_MAX_TOKENS_HELP = 4096
 
 
-def _summary_table(summary: ExtractionSummary) -> Table:
+def _summary_table(
+    summary: ExtractionSummary, batch_lines: list[tuple[str, str]] | None = None
+) -> Table:
     from rich.table import Table
 
     p = summary.progress
@@ -54,6 +61,7 @@ def _summary_table(summary: ExtractionSummary) -> Table:
         ("paid now (USD)", f"{p.billed_usd:.4f}"),
         ("list cost of the lines (USD)", f"{p.cost_usd:.4f}"),
     ]
+    rows += batch_lines or []
     for label, value in rows:
         table.add_row(label, value)
     return table
@@ -116,6 +124,8 @@ def extract_command(
     prices: Annotated[
         Path | None, typer.Option(help="price file (USD per Mtok) adding to the built-in one")
     ] = None,
+    batch: BatchOption = False,
+    batch_poll: BatchPollOption = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Extract schema v3 from every chunk with a model; re-run the same command to resume.
@@ -147,6 +157,8 @@ def extract_command(
             f"unknown prompt style {prompt_style!r} (known: {known})", field="--prompt-style"
         )
     validate_model_id(model)  # a bad id is one line before any file is read
+    if batch and is_offline_model(model):
+        note(f"{model} makes no model calls: --batch changes nothing", err=True)
     chunk_list = read_chunks(chunks)
     check_output_file(out)
     hub = ProviderHub(
@@ -160,6 +172,7 @@ def extract_command(
         cache=None if is_offline_model(model) else CompletionCache(cache_dir),
         budget=Budget(cap_usd=budget_usd, name=budget_name),
         prices=load_prices(prices),
+        batch=batch_settings(batch and not is_offline_model(model), batch_poll),
     )
     latest: list[ExtractionProgress] = []
     kwargs = {
@@ -200,10 +213,11 @@ def extract_command(
     finally:
         if hub.cache is not None:
             hub.cache.close()
+    batched = batch_report(hub, model)
     if output_format is OutputFormat.json:
-        emit_json(summary.to_dict())
+        emit_json({**summary.to_dict(), "batch": batched})
     else:
-        stdout.print(_summary_table(summary))
+        stdout.print(_summary_table(summary, batch_rows(batched)))
         stdout.print(f"extractions: {summary.out_path}")
     if summary.stopped is not None:
         raise EnvironmentFault(

@@ -13,7 +13,7 @@ import typer
 from chatledger.cli._app import app, emit_json, note, stdout, styled
 
 if TYPE_CHECKING:
-    from chatledger.gate import GateResult, RuleOutcome
+    from chatledger.gating import GateResult, RuleOutcome
 
 EXIT_FAILED = 1
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -144,7 +144,7 @@ def gate_command(
     difference: a drop fails only when the whole interval is below the allowance. Exit 0: every
     rule passed; 1: a rule failed; 2: a usage error (a missing run, runs on different chunks)."""
     from chatledger.core import atomic_write_text
-    from chatledger.gate import (
+    from chatledger.gating import (
         evaluate_gate,
         github_annotations,
         junit_xml,

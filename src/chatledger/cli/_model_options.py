@@ -11,7 +11,7 @@ import typer
 if TYPE_CHECKING:
     from pydantic import JsonValue
 
-    from chatledger.providers import CallSettings
+    from chatledger.providers import BatchSettings, CallSettings, ProviderHub
 
 TimeoutOption = Annotated[
     float | None,
@@ -43,6 +43,81 @@ StrictSchemaOption = Annotated[
         help="ask with every field required (default: strict for local: models)",
     ),
 ]
+
+
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="send OpenAI and Anthropic calls through their batch APIs at half price (results "
+        "within 24 h; rerun to resume a submitted batch; other providers call one by one). "
+        "See docs/batch.md",
+    ),
+]
+BatchPollOption = Annotated[
+    float | None,
+    typer.Option(
+        "--batch-poll",
+        min=0.001,
+        help="seconds before the first poll of a batch, doubled after each up to 60 (default 5)",
+    ),
+]
+
+
+def batch_settings(batch: bool, poll_s: float | None = None) -> BatchSettings | None:
+    """Batch mode's settings, or None when it is off."""
+    if not batch:
+        return None
+    from chatledger.providers import BatchSettings
+
+    if poll_s is None:
+        return BatchSettings()
+    return BatchSettings(poll_initial_s=poll_s, poll_max_s=max(poll_s, 60.0))
+
+
+def batch_report(hub: ProviderHub, model: str) -> dict[str, JsonValue] | None:
+    """What batch mode did for the summary (None when it was off)."""
+    if hub.batch is None:
+        return None
+    stats = hub.batch_stats()
+    return {
+        "batches": stats.batches,
+        "submitted": stats.batches_submitted,
+        "resumed": stats.batches_resumed,
+        "requests": stats.requests,
+        "succeeded": stats.succeeded,
+        "failed": stats.failed,
+        "price_share": hub.prices.batch_multiplier(model),
+        "per_call_endpoints": list(hub.batch_fallbacks()),
+    }
+
+
+def batch_rows(report: dict[str, JsonValue] | None) -> list[tuple[str, str]]:
+    """The summary table's lines for ``batch_report``."""
+    if report is None:
+        return []
+    fallbacks = report["per_call_endpoints"]
+    if fallbacks and not report["batches"]:
+        return [("batch mode", "off: no batch API (called one by one at list price)")]
+    share = report["price_share"]
+    assert isinstance(share, float)
+    rows = [
+        (
+            "batches (submitted + resumed)",
+            f"{report['batches']} ({report['submitted']} + {report['resumed']})",
+        ),
+        ("requests batched / failed", f"{report['requests']} / {report['failed']}"),
+        ("batch price", f"{share:.0%} of list ({1 - share:.0%} discount)"),
+    ]
+    return rows
+
+
+def batch_note(report: dict[str, JsonValue] | None) -> str | None:
+    """One line saying what batch mode did (None when it was off)."""
+    rows = batch_rows(report)
+    if not rows:
+        return None
+    return "batch mode: " + "; ".join(f"{label} {value}" for label, value in rows)
 
 
 def sampling_options(seed: int | None, repeat_penalty: float | None) -> dict[str, JsonValue]:

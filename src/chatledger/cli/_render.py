@@ -12,7 +12,7 @@ from chatledger.cli._app import styled
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from chatledger.score import ScoreReport
+    from chatledger.scoring import ScoreReport
 
 
 def _count(value: float) -> str:

@@ -58,14 +58,19 @@ def print_run_result(result: RunResult) -> None:
 
 
 def run_with_progress(
-    config: Path, out: Path, show: bool, executor: str | None = None
+    config: Path, out: Path, show: bool, executor: str | None = None, batch: bool = False
 ) -> RunResult:
-    """Load the config and execute the run; Ctrl-C says which stage it stopped in."""
+    """Load the config and execute the run; Ctrl-C says which stage it stopped in. ``batch``
+    turns batch mode on whatever the config says."""
     from chatledger.cli._progress import progress_bar
     from chatledger.core import Interrupted, prepare_output_dir
     from chatledger.runs import execute_run, load_run_config
 
     loaded = load_run_config(config)
+    if batch and not loaded.config.batch:
+        loaded = loaded.model_copy(
+            update={"config": loaded.config.model_copy(update={"batch": True})}
+        )
     prepare_output_dir(out)
     stage = ["loading"]
 
@@ -105,6 +110,14 @@ def run_command(
             "config's 'executor', else local); the results are the same bytes",
         ),
     ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="model calls through the OpenAI / Anthropic batch APIs at half price (as "
+            "'batch: true' in the config); see docs/batch.md",
+        ),
+    ] = False,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Score every challenger of a run config on every configured layer; write the run directory.
@@ -113,7 +126,7 @@ def run_command(
     from chatledger.report import build_report
 
     result = run_with_progress(
-        config, out, show=output_format is OutputFormat.table, executor=executor
+        config, out, show=output_format is OutputFormat.table, executor=executor, batch=batch
     )
     report_path = build_report(result.out_dir) if report else None
     if output_format is OutputFormat.json:

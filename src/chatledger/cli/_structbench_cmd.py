@@ -21,14 +21,21 @@ from chatledger.cli._app import (
     styled,
 )
 from chatledger.cli._model_options import (
+    BatchOption,
+    BatchPollOption,
     BudgetNameOption,
     BudgetUsdOption,
     MaxAttemptsOption,
     TimeoutOption,
+    batch_note,
+    batch_report,
+    batch_settings,
     call_settings,
 )
 
 if TYPE_CHECKING:
+    from pydantic import JsonValue
+
     from chatledger.structbench import (
         Document,
         Prediction,
@@ -342,6 +349,8 @@ def run_command(
     max_attempts: MaxAttemptsOption = None,
     resamples: ResamplesOption = 1000,
     run_dir: RunDirOption = None,
+    batch: BatchOption = False,
+    batch_poll: BatchPollOption = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Prompt a model with one strategy over the dataset; write raw outputs, then score them."""
@@ -372,14 +381,21 @@ def run_command(
         max_attempts=max_attempts,
     )
     call_cache = CompletionCache() if cache else None
+    batch_mode = batch_settings(batch, batch_poll)
+    batched: list[dict[str, JsonValue] | None] = [None]
 
     async def go(on_done: Callable[[], None]) -> RunOutcome:
         budget = Budget(cap_usd=budget_usd, name=budget_name)
-        hub = ProviderHub(settings=settings, cache=call_cache, budget=budget)
+        hub = ProviderHub(settings=settings, cache=call_cache, budget=budget, batch=batch_mode)
+        # In batch mode every document is in flight at once: they wait for one batch.
+        in_flight = hub.provider_for(model).requests_at_once() if batch_mode else concurrency
         async with hub:
-            return await run_strategy(
-                documents, chosen, hub, options, concurrency=concurrency, on_done=on_done
-            )
+            try:
+                return await run_strategy(
+                    documents, chosen, hub, options, concurrency=in_flight, on_done=on_done
+                )
+            finally:
+                batched[0] = batch_report(hub, model)
 
     columns = (TextColumn("{task.description}", markup=False), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
@@ -398,6 +414,9 @@ def run_command(
         if call_cache is not None:
             call_cache.close()
     write_predictions(outcome.predictions, out)
+    said = batch_note(batched[0])
+    if said is not None:
+        note(said, err=output_format is OutputFormat.json)
     where = RunDirRequest(run_dir, dataset, dataset_format, resamples)
     show(_scored(documents, out, outcome.predictions, where), output_format)
     announce(run_dir, output_format)

@@ -30,7 +30,7 @@ from chatledger.extractors import get_extractor
 from chatledger.record import ConversationRun, FieldCounts, HumanGoldSample, read_run_record
 from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
-from chatledger.score import ScoringConfig, score_records
+from chatledger.scoring import ScoringConfig, score_records
 from chatledger.simulate import OPERATORS, simulate_records, write_records
 from chatledger.structbench import structbench_demo
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from chatledger.core import Chunk, ExtractionRecord, ExtractionV3, InputError, RecordStatus
-from chatledger.score import ChunkContext
+from chatledger.scoring import ChunkContext
 
 UNDATED = "undated"
 PARTICIPANT_THRESHOLD = 70.0  # the participant resolution of layer 1, on 0-100

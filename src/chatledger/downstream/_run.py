@@ -23,7 +23,7 @@ from chatledger.downstream._base import (
     get_consumer,
 )
 from chatledger.downstream._conversation import build_conversations
-from chatledger.score import WeightError, merge_weights
+from chatledger.scoring import WeightError, merge_weights
 
 CONSUMER_NAMES: tuple[str, ...] = ("drift", "loops", "escalation", "arcs", "daily_report")
 
@@ -34,7 +34,7 @@ DEFAULT_CONSUMER_WEIGHTS: dict[str, float] = dict.fromkeys(CONSUMER_NAMES, 1 / l
 
 
 def resolve_weights(weights: Mapping[str, Any] | None = None) -> dict[str, float]:
-    """Consumer weights under the one weight rule (:func:`chatledger.score.merge_weights`):
+    """Consumer weights under the one weight rule (:func:`chatledger.scoring.merge_weights`):
     the defaults (0.2 each) with ``weights`` put in by name, each a finite number ≥ 0 (0 leaves
     a consumer out of the composite), summing to 1.
 

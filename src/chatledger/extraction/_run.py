@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from pydantic import JsonValue
 
-import chatledger
+from chatledger._version import __version__
 from chatledger.core import (
     ChatLedgerError,
     Chunk,
@@ -165,13 +165,14 @@ def load_prices(spec: str | Path | Mapping[str, Any] | None = None) -> PriceTabl
         extra = PriceTable.from_json(dict(spec), source="prices")
     else:
         extra = PriceTable.from_file(spec)
-    return table.with_overrides(extra.entries())
+    return table.with_overrides(extra.entries(), extra.batch_multipliers())
 
 
 def endpoint_concurrency(provider: Provider, model: str) -> int:
-    """How many calls the model's endpoint takes at once."""
+    """How many calls the model's endpoint takes at once (in batch mode: how many requests
+    may wait for one batch, so that the callers' own limit does not cap the batch's size)."""
     if isinstance(provider, ProviderHub):
-        return provider.provider_for(model).gate.concurrency
+        return provider.provider_for(model).requests_at_once()
     return DEFAULT_CONCURRENCY
 
 
@@ -209,7 +210,7 @@ async def aextract_chunks(
     style: PromptStyle | None = None
     if offline:
         _check_offline_request(model_id, prompt_style, max_tokens, temperature, options)
-        fingerprint = Fingerprint.for_offline(model_id, chatledger.__version__)
+        fingerprint = Fingerprint.for_offline(model_id, __version__)
         recorded_style = OFFLINE_PROMPT_STYLE
     else:
         try:

@@ -28,7 +28,7 @@ from chatledger.judge._base import Judge
 from chatledger.judge._items import JudgedItem, judged_items
 from chatledger.judge._verdict import ItemVerdict, Verdict
 from chatledger.matching import preprocess, token_set_matrix
-from chatledger.score import ChunkContext
+from chatledger.scoring import ChunkContext
 
 UNCITED_FIELDS = frozenset({"entities", "links"})  # items of these fields cite no messages
 SUPPORTED = 60.0

@@ -14,12 +14,17 @@ default ``"default"``): every process and invocation using that cache together, 
     cache.ledger(name).reset()  -> LedgerTotals     # what was cleared
     cache.ledgers()             -> list[LedgerTotals]
 
+``ProviderHub(batch=BatchSettings())`` sends OpenAI and Anthropic calls through their batch APIs
+at the batch price, resuming submitted batches after a restart (docs/batch.md).
+
 ``CallSettings(timeout_s=...)`` bounds each attempt of a call (the whole reply, not one read), so
 a call against a hung server ends within ``max_attempts`` × ``timeout_s`` plus back-off.
 """
 
 from chatledger.providers._anthropic import AnthropicProvider
 from chatledger.providers._base import ManagedProvider, Provider, RawReply, WireCall
+from chatledger.providers._batch import BatchStats
+from chatledger.providers._batch_store import BatchRecord, BatchStore
 from chatledger.providers._budget import Budget, Reservation
 from chatledger.providers._cache import (
     CACHE_DIR_ENV,
@@ -55,7 +60,7 @@ from chatledger.providers._model_id import (
 )
 from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvider
 from chatledger.providers._pricing import ModelPrice, PriceTable
-from chatledger.providers._settings import LOCAL_CALL_SETTINGS, CallSettings
+from chatledger.providers._settings import LOCAL_CALL_SETTINGS, BatchSettings, CallSettings
 from chatledger.providers._strict import strict_schema
 from chatledger.providers._structured import check_reply, extract_json, validator_for
 from chatledger.providers._sync import run_sync
@@ -75,6 +80,10 @@ __all__ = [
     "LOCAL_DEFAULTS",
     "PROVIDER_KINDS",
     "AnthropicProvider",
+    "BatchRecord",
+    "BatchSettings",
+    "BatchStats",
+    "BatchStore",
     "Budget",
     "BudgetExceeded",
     "BudgetStop",

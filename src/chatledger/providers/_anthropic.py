@@ -33,18 +33,21 @@ from chatledger.providers._secrets import read_api_key
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
+    from chatledger.providers._batch import BatchBackend
+
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 
 
 class AnthropicProvider(ManagedProvider):
     kind = ANTHROPIC
     native_schema = True
+    supports_batch = True  # Message Batches (providers/_batch_anthropic.py)
 
     def __init__(self, *, base_url: str | None = None, **shared: Any) -> None:
         """``base_url`` points at another server speaking the Messages API (a proxy, a test
         server); ``shared`` is passed to :class:`ManagedProvider`."""
+        self.base_url = base_url  # before the base's __init__, which names the batch endpoint
         super().__init__(**shared)
-        self.base_url = base_url
         self._client = LoopBoundClient(self._new_client, _close)
 
     def _new_client(self) -> AsyncAnthropic:
@@ -67,15 +70,21 @@ class AnthropicProvider(ManagedProvider):
     async def _prepare(self) -> None:
         await self._client.get()  # raises a clear error when the SDK or the key is missing
 
-    async def _send(self, call: WireCall) -> RawReply:
-        client = await self._client.get()  # raises a clear error when the SDK is missing
-        import anthropic
+    def _batch_backend(self) -> BatchBackend:
+        from chatledger.providers._batch_anthropic import AnthropicBatches
 
+        return AnthropicBatches(self)
+
+    def batch_endpoint(self) -> str:
+        return self.kind if self.base_url is None else f"{self.kind}:{self.base_url}"
+
+    def params(self, call: WireCall) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The ``messages.create`` arguments for ``call``, and what goes in the body beside
+        them (temperature, options)."""
         kwargs: dict[str, Any] = {
             "model": call.model.model,
             "max_tokens": call.max_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in call.turns],
-            "timeout": call.timeout_s,
         }
         if call.system:
             kwargs["system"] = call.system
@@ -91,6 +100,14 @@ class AnthropicProvider(ManagedProvider):
         extra_body: dict[str, Any] = dict(call.options)
         if call.temperature is not None:
             extra_body["temperature"] = call.temperature
+        return kwargs, extra_body
+
+    async def _send(self, call: WireCall) -> RawReply:
+        client = await self._client.get()  # raises a clear error when the SDK is missing
+        import anthropic
+
+        kwargs, extra_body = self.params(call)
+        kwargs["timeout"] = call.timeout_s
         if extra_body:
             kwargs["extra_body"] = extra_body
         secrets = [client.api_key]

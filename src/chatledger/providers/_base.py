@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -41,9 +41,9 @@ from chatledger.providers._errors import (
 )
 from chatledger.providers._limits import CallGate
 from chatledger.providers._model_id import ModelId, parse_model_id
-from chatledger.providers._pricing import PriceTable
+from chatledger.providers._pricing import ModelPrice, PriceTable
 from chatledger.providers._retry import call_with_retries
-from chatledger.providers._settings import CallSettings
+from chatledger.providers._settings import BatchSettings, CallSettings
 from chatledger.providers._structured import (
     check_reply,
     reask_text,
@@ -58,6 +58,9 @@ from chatledger.providers._types import (
     OutputSchema,
     StructuredMode,
 )
+
+if TYPE_CHECKING:
+    from chatledger.providers._batch import BatchBackend, Batcher
 
 log = logging.getLogger("chatledger.providers")
 
@@ -166,6 +169,9 @@ class ManagedProvider(Provider):
     kind: ClassVar[str]
     # Whether the back-end has its own schema mechanism (tool / response_format).
     native_schema: ClassVar[bool] = False
+    # Whether the back-end has a batch API (see _batch_backend); without one, batch mode
+    # sends calls one by one, as without it.
+    supports_batch: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -175,7 +181,9 @@ class ManagedProvider(Provider):
         budget: Budget | None = None,
         prices: PriceTable | None = None,
         gate: CallGate | None = None,
+        batch: BatchSettings | None = None,
     ) -> None:
+        """``batch``: send calls through the back-end's batch API (when it has one)."""
         self.settings = settings or CallSettings()
         self.cache = cache
         self.budget = budget
@@ -187,6 +195,42 @@ class ManagedProvider(Provider):
         # Models whose server refused the native schema mechanism: ask in the prompt from then on.
         self._schema_refused: set[str] = set()
         self._unpriced_warned: set[str] = set()
+        self.batcher: Batcher | None = None
+        # Batch mode was asked for, but this back-end has no batch API: calls go one by one.
+        self.batch_fallback = batch is not None and not self.supports_batch
+        if batch is not None and self.supports_batch:
+            from chatledger.providers._batch import Batcher
+
+            self.batcher = Batcher(
+                self._batch_backend(),
+                endpoint=self.batch_endpoint(),
+                settings=batch,
+                call_settings=self.settings,
+                gate=self.gate,
+                store=cache.batches() if cache is not None else None,
+                finish=self._finish_batch_reply,
+            )
+        elif self.batch_fallback:
+            log.warning(
+                "%s has no batch API: batch mode is off for it, its calls are sent one by one "
+                "at the list price",
+                self.kind,
+            )
+
+    def _batch_backend(self) -> BatchBackend:
+        """The back-end's batch API (only for ``supports_batch``)."""
+        raise NotImplementedError(f"{self.kind} has no batch API")
+
+    def batch_endpoint(self) -> str:
+        """Where this provider's batches live (batch ids are unique per endpoint)."""
+        return self.kind
+
+    def requests_at_once(self) -> int:
+        """How many requests callers should send at once: the concurrency limit, or in batch
+        mode the size of a batch (the limit then holds for the batch API's own requests)."""
+        if self.batcher is not None:
+            return self.batcher.settings.max_requests
+        return self.gate.concurrency
 
     async def _prepare(self) -> None:
         """Get ready to send (import the SDK, build its client): done before a call's first
@@ -332,6 +376,8 @@ class ManagedProvider(Provider):
                     self.budget.record_cached()
                 tally.add(reply, cached=True)
                 return reply
+        if self.batcher is not None:
+            return await self._batched_call(key, call, tally)
         # Reserve the budget only once a concurrency slot is ours: reserving for every queued
         # call at once would refuse calls far below the cap.
         await self._prepare()
@@ -373,6 +419,58 @@ class ManagedProvider(Provider):
             )
         return reply
 
+    async def _batched_call(self, key: str, call: WireCall, tally: _Tally) -> RawReply:
+        """``call`` answered from a batch: reserved at the batch price before it is submitted,
+        settled when its result comes (the batcher has priced and cached the reply by then),
+        released if it fails. No concurrency slot is taken: the batch API's own requests keep
+        to the endpoint's limits."""
+        assert self.batcher is not None
+        await self._prepare()
+        reservation = self._reserve(call)
+        try:
+            reply, billed = await self.batcher.call(key, call)
+        except BaseException:
+            if reservation is not None and self.budget is not None:
+                self.budget.release(reservation)
+            raise
+        if not billed:
+            # The same request asked twice at once was sent once: the second caller shares
+            # the reply, billed nothing, as a cache hit.
+            if reservation is not None and self.budget is not None:
+                self.budget.release(reservation)
+                self.budget.record_cached()
+            tally.add(reply, cached=True)
+            return reply
+        tally.add(reply, cached=False)
+        if reservation is not None and self.budget is not None:
+            self.budget.settle(
+                reservation,
+                reply.cost_usd or 0.0,
+                input_tokens=reply.input_tokens,
+                output_tokens=reply.output_tokens,
+            )
+        return reply
+
+    def _finish_batch_reply(
+        self, key: str, call: WireCall, reply: RawReply, elapsed_s: float
+    ) -> RawReply:
+        """A reply from a batch priced at the batch price and stored in the cache, under the
+        key the per-call reply would have, so a later run (batch or not) replays it."""
+        if reply.usage_warnings:
+            log.warning("%s: %s", call.model, "; ".join(reply.usage_warnings))
+        cost = reply.cost_usd if reply.cost_usd is not None else self._cost(call.model, reply)
+        reply = reply.model_copy(update={"cost_usd": cost, "latency_s": elapsed_s})
+        if self.cache is not None:
+            unflagged = {"usage_warnings"} if not reply.usage_warnings else None
+            self.cache.put(key, str(call.model), reply.model_dump(mode="json", exclude=unflagged))
+        return reply
+
+    def _price(self, model: str) -> ModelPrice | None:
+        """The price a call of ``model`` pays: the batch price in batch mode."""
+        if self.batcher is not None:
+            return self.prices.batch_price(model)
+        return self.prices.price(model)
+
     def _key_parts(
         self, call: WireCall, request: CompletionRequest, mode: StructuredMode | None
     ) -> dict[str, Any]:
@@ -398,7 +496,7 @@ class ManagedProvider(Provider):
             return None
         model = str(call.model)
         hold_s = self._longest_call_s()
-        price = self.prices.price(model)
+        price = self._price(model)
         if price is None:
             if self.budget.cap_usd is not None:
                 raise PriceUnknownError(model)
@@ -413,10 +511,15 @@ class ManagedProvider(Provider):
         shared ledger treats an older hold as left behind by a crashed process."""
         s = self.settings
         per_attempt = s.timeout_s + max(s.backoff_max_s, s.max_retry_after_s)
-        return 2 * s.max_attempts * per_attempt + 600.0
+        longest = 2 * s.max_attempts * per_attempt + 600.0
+        if self.batcher is not None:
+            # A batch call waits for its batch to end (up to a day) before it settles.
+            b = self.batcher.settings
+            longest += b.max_gather_s + b.max_wait_s + b.poll_max_s
+        return longest
 
     def _cost(self, model: ModelId, reply: RawReply) -> float:
-        price = self.prices.price(str(model))
+        price = self._price(str(model))
         if price is None:
             if str(model) not in self._unpriced_warned:
                 self._unpriced_warned.add(str(model))

@@ -6,7 +6,9 @@ was sent, and the sample index — so re-running the same work costs nothing and
 misses. Rows hold only the reply (text, tokens, finish reason, cost); never a key or a header.
 
 The same file holds the spend ledgers (see :mod:`chatledger.providers._ledger`): what every
-process using this cache has spent and holds, so a budget cap bounds them all together.
+process using this cache has spent and holds, so a budget cap bounds them all together; and the
+batches submitted in batch mode (:mod:`chatledger.providers._batch_store`), so a restart polls
+them instead of paying for them again.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import platformdirs
 
 from chatledger.core import EnvironmentFault
+from chatledger.providers._batch_store import BATCH_SCHEMA, BatchStore
 from chatledger.providers._ledger import (
     DEFAULT_LEDGER,
     LEDGER_SCHEMA,
@@ -114,7 +117,7 @@ class CompletionCache:
                 " key TEXT PRIMARY KEY, model TEXT NOT NULL, created_at REAL NOT NULL,"
                 " reply TEXT NOT NULL)"
             )
-            for statement in LEDGER_SCHEMA:
+            for statement in (*LEDGER_SCHEMA, *BATCH_SCHEMA):
                 self._conn.execute(statement)
         self.hits = 0
         self.misses = 0
@@ -159,6 +162,10 @@ class CompletionCache:
     def ledger(self, name: str = DEFAULT_LEDGER) -> SpendLedger:
         """The spend ledger called ``name`` in this cache's database (created on first spend)."""
         return SpendLedger(self, name)
+
+    def batches(self) -> BatchStore:
+        """The batches submitted in batch mode, so that a restart polls them again."""
+        return BatchStore(self)
 
     def ledgers(self) -> list[LedgerTotals]:
         """Every ledger in this cache with recorded spend or a call in flight, by name."""

@@ -16,6 +16,7 @@ from typing import TypedDict
 
 from chatledger.providers._anthropic import AnthropicProvider
 from chatledger.providers._base import ManagedProvider, Provider
+from chatledger.providers._batch import BatchStats
 from chatledger.providers._budget import Budget
 from chatledger.providers._cache import CompletionCache, default_cache_dir
 from chatledger.providers._claude_cli import ClaudeCliProvider
@@ -32,7 +33,7 @@ from chatledger.providers._model_id import (
 )
 from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvider
 from chatledger.providers._pricing import PriceTable
-from chatledger.providers._settings import LOCAL_CALL_SETTINGS, CallSettings
+from chatledger.providers._settings import LOCAL_CALL_SETTINGS, BatchSettings, CallSettings
 from chatledger.providers._types import Completion, CompletionRequest
 
 
@@ -41,6 +42,7 @@ class _SharedParts(TypedDict):
     cache: CompletionCache | None
     budget: Budget | None
     prices: PriceTable
+    batch: BatchSettings | None
 
 
 class ProviderHub(Provider):
@@ -52,7 +54,8 @@ class ProviderHub(Provider):
     ``"anthropic"`` / ``"openai"`` to another server speaking their API (a proxy or a test
     server). Local models (``local:NAME``) use ``local_settings`` (one call at a time, long
     timeouts: a small CPU model takes minutes for a long answer) and ``local_server`` to start
-    their servers.
+    their servers. ``batch`` turns on batch mode (providers/_batch.py) for every endpoint that
+    has a batch API (OpenAI, Anthropic); the others send their calls one by one, with a note.
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class ProviderHub(Provider):
         claude_executable: str = "claude",
         local_settings: CallSettings | None = None,
         local_server: ServerOptions | None = None,
+        batch: BatchSettings | None = None,
     ) -> None:
         self.settings = settings or CallSettings()
         self.endpoint_settings = dict(endpoint_settings or {})
@@ -79,6 +83,7 @@ class ProviderHub(Provider):
         self.claude_executable = claude_executable
         self.local_settings = local_settings or LOCAL_CALL_SETTINGS
         self.local_server = local_server or ServerOptions()
+        self.batch = batch
         self._providers: dict[str, ManagedProvider] = {}
 
     def provider_for(self, model: str | ModelId) -> ManagedProvider:
@@ -93,7 +98,11 @@ class ProviderHub(Provider):
         default = self.local_settings if model_id.provider == LOCAL else self.settings
         settings = self.endpoint_settings.get(model_id.endpoint, default)
         shared = _SharedParts(
-            settings=settings, cache=self.cache, budget=self.budget, prices=self.prices
+            settings=settings,
+            cache=self.cache,
+            budget=self.budget,
+            prices=self.prices,
+            batch=self.batch,
         )
         if model_id.provider == ANTHROPIC:
             return AnthropicProvider(base_url=self.base_urls.get(ANTHROPIC), **shared)
@@ -113,6 +122,18 @@ class ProviderHub(Provider):
 
     async def complete(self, request: CompletionRequest) -> Completion:
         return await self.provider_for(request.model).complete(request)
+
+    def batch_stats(self) -> BatchStats:
+        """What batch mode did, over every endpoint used so far."""
+        total = BatchStats()
+        for provider in self._providers.values():
+            if provider.batcher is not None:
+                total.add(provider.batcher.stats)
+        return total
+
+    def batch_fallbacks(self) -> list[str]:
+        """The endpoints used so far that batch mode could not batch (no batch API)."""
+        return sorted(e for e, p in self._providers.items() if p.batch_fallback)
 
     async def aclose(self) -> None:
         for provider in self._providers.values():

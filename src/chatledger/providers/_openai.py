@@ -41,6 +41,8 @@ from chatledger.providers._structured import schema_facts
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
+    from chatledger.providers._batch import BatchBackend
+
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
 # Local servers take no key, but the SDK insists on one; this placeholder is sent instead.
@@ -51,6 +53,7 @@ _PATH = "/chat/completions"
 class OpenAIProvider(ManagedProvider):
     kind = OPENAI
     native_schema = True
+    supports_batch = True  # the Batch API (providers/_batch_openai.py)
     key_variable: ClassVar[str] = OPENAI_KEY_ENV
     key_required: ClassVar[bool] = True
     # OpenAI's reasoning models only take max_completion_tokens; other servers know max_tokens.
@@ -59,8 +62,8 @@ class OpenAIProvider(ManagedProvider):
     def __init__(self, *, base_url: str | None = None, **shared: Any) -> None:
         """``base_url`` points at another server speaking the same API (a proxy, a test
         server); ``shared`` is passed to :class:`ManagedProvider`."""
+        self.base_url = base_url  # before the base's __init__, which names the batch endpoint
         super().__init__(**shared)
-        self.base_url = base_url
         self._client = LoopBoundClient(self._new_client, _close)
 
     def _new_client(self) -> SdkRoute:
@@ -89,6 +92,14 @@ class OpenAIProvider(ManagedProvider):
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+    def _batch_backend(self) -> BatchBackend:
+        from chatledger.providers._batch_openai import OpenAIBatches
+
+        return OpenAIBatches(self)
+
+    def batch_endpoint(self) -> str:
+        return self.kind if self.base_url is None else f"{self.kind}:{self.base_url}"
 
     async def _prepare(self) -> None:
         # Raises a clear error when the SDK or the key is missing; builds the lean route.
@@ -269,11 +280,16 @@ def _content_text(content: object) -> str | None:
 def sdk_error_message(response: HttpResponse) -> str:
     """The message the openai SDK gives an error reply: "Error code: N", and " - " plus the
     body's ``error.message`` when it has one."""
-    message = f"Error code: {response.status}"
     try:
         body = json.loads(response.text().strip())
     except (ValueError, RecursionError):
-        return message
+        return f"Error code: {response.status}"
+    return sdk_error_message_of(response.status, body)
+
+
+def sdk_error_message_of(status: object, body: object) -> str:
+    """:func:`sdk_error_message` for a decoded body (a batch result's)."""
+    message = f"Error code: {status}"
     error = body.get("error", body) if isinstance(body, dict) else None
     detail = error.get("message") if isinstance(error, dict) else None
     if isinstance(detail, str) and detail:
@@ -289,6 +305,8 @@ class OpenAICompatibleProvider(OpenAIProvider):
     """One OpenAI-compatible server; its URL is part of each model id it serves."""
 
     kind = OPENAI_COMPATIBLE
+    # Compatible servers (vLLM, Ollama, llama.cpp, gateways) have no Batch API to rely on.
+    supports_batch = False
     key_variable = COMPATIBLE_KEY_ENV
     key_required = False
     max_tokens_field = "max_tokens"

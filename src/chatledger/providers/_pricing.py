@@ -2,6 +2,10 @@
 
 Keys are model ids or shell-style patterns (``openai-compatible:*``); an exact id wins over a
 pattern, and a longer pattern over a shorter one, so a specific entry can refine a wildcard.
+
+``batch_multiplier`` says what share of the list price a call sent through the provider's batch
+API pays (OpenAI's Batch API and Anthropic's Message Batches both bill half), by model id or
+pattern looked up the same way; a model without one pays the list price in batch mode too.
 """
 
 from __future__ import annotations
@@ -36,12 +40,17 @@ class ModelPrice:
 class PriceTable:
     """Looks up the price of a model id; ``None`` when neither an entry nor a pattern fits."""
 
-    def __init__(self, prices: Mapping[str, ModelPrice]) -> None:
+    def __init__(
+        self,
+        prices: Mapping[str, ModelPrice],
+        batch_multipliers: Mapping[str, float] | None = None,
+    ) -> None:
         self._exact = {k: v for k, v in prices.items() if not _is_pattern(k)}
         # Longest pattern first: the most specific one that matches wins.
         self._patterns = sorted(
             ((k, v) for k, v in prices.items() if _is_pattern(k)), key=lambda kv: -len(kv[0])
         )
+        self._batch = _Lookup(dict(batch_multipliers or {}))
 
     @classmethod
     def default(cls) -> PriceTable:
@@ -69,14 +78,36 @@ class PriceTable:
             if model.startswith("_"):
                 continue  # comments
             prices[model] = _read_price(entry, source=source, model=model)
-        return cls(prices)
+        raw = data.get("batch_multiplier", {}) if table is not data else {}
+        return cls(prices, _read_multipliers(raw, source=source))
 
-    def with_overrides(self, overrides: Mapping[str, ModelPrice]) -> PriceTable:
-        """This table with some entries added or replaced (e.g. from a run config)."""
+    def with_overrides(
+        self,
+        overrides: Mapping[str, ModelPrice],
+        batch_multipliers: Mapping[str, float] | None = None,
+    ) -> PriceTable:
+        """This table with some entries (and batch multipliers) added or replaced (e.g. from a
+        run config)."""
         merged = dict(self._exact)
         merged.update(self._patterns)
         merged.update(overrides)
-        return PriceTable(merged)
+        return PriceTable(merged, {**self._batch.entries, **dict(batch_multipliers or {})})
+
+    def batch_multiplier(self, model: str) -> float:
+        """The share of the list price a batch call of ``model`` pays (1.0: no discount)."""
+        found = self._batch.get(model)
+        return 1.0 if found is None else found
+
+    def batch_price(self, model: str) -> ModelPrice | None:
+        """What ``model`` costs per million tokens through its provider's batch API."""
+        price = self.price(model)
+        if price is None:
+            return None
+        factor = self.batch_multiplier(model)
+        return ModelPrice(price.input_per_mtok * factor, price.output_per_mtok * factor)
+
+    def batch_multipliers(self) -> dict[str, float]:
+        return dict(self._batch.entries)
 
     def price(self, model: str) -> ModelPrice | None:
         found = self._exact.get(model)
@@ -89,6 +120,42 @@ class PriceTable:
 
     def entries(self) -> dict[str, ModelPrice]:
         return {**self._exact, **dict(self._patterns)}
+
+
+class _Lookup:
+    """Values by exact id or shell pattern (exact first, then the longest pattern)."""
+
+    def __init__(self, entries: dict[str, float]) -> None:
+        self.entries = entries
+        self._patterns = sorted(
+            ((k, v) for k, v in entries.items() if _is_pattern(k)), key=lambda kv: -len(kv[0])
+        )
+
+    def get(self, model: str) -> float | None:
+        if model in self.entries:
+            return self.entries[model]
+        for pattern, value in self._patterns:
+            if fnmatchcase(model, pattern):
+                return value
+        return None
+
+
+def _read_multipliers(raw: Any, *, source: str) -> dict[str, float]:
+    if not isinstance(raw, dict):
+        raise InputError("batch_multiplier is a JSON object of model -> share", path=source)
+    found: dict[str, float] = {}
+    for model, value in raw.items():
+        if model.startswith("_"):
+            continue
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or not 0 <= value <= 1:
+            raise InputError(
+                "a batch multiplier is a number from 0 to 1 (the share of the list price paid)",
+                path=source,
+                field=f"batch_multiplier.{model}",
+            )
+        found[model] = float(value)
+    return found
 
 
 def _is_pattern(key: str) -> bool:

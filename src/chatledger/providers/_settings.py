@@ -41,6 +41,34 @@ class CallSettings:
             raise ValueError("http_client is 'lean' or 'sdk'")
 
 
+@dataclass(frozen=True)
+class BatchSettings:
+    """Batch mode (see providers/_batch.py): how requests are gathered into a batch and how
+    long to wait between polls. Defaults suit the real APIs; tests shrink the waits."""
+
+    # Submit once no new request has arrived for this long, or once max_requests are waiting
+    # (or max_gather_s has passed since the first one, so a trickle still gets sent).
+    window_s: float = 1.0
+    max_gather_s: float = 30.0
+    # Requests per batch (OpenAI takes 50,000 a file, Anthropic 100,000 a batch; both cap the
+    # bytes too, which 10,000 extraction prompts stay well under).
+    max_requests: int = 10_000
+    # Waits between polls of one batch: the first, doubled after each poll up to the last.
+    poll_initial_s: float = 5.0
+    poll_max_s: float = 60.0
+    # Give up polling after this long (the batch stays recorded: a rerun polls it again).
+    # Both APIs end a batch within 24 hours.
+    max_wait_s: float = 25 * 3600.0
+
+    def __post_init__(self) -> None:
+        if self.window_s < 0 or self.max_gather_s < self.window_s or self.max_requests < 1:
+            raise ValueError("window_s >= 0, max_gather_s >= window_s, max_requests >= 1")
+        if self.poll_initial_s <= 0 or self.poll_max_s < self.poll_initial_s:
+            raise ValueError("poll_initial_s > 0 and poll_max_s >= poll_initial_s are required")
+        if self.max_wait_s <= 0:
+            raise ValueError("max_wait_s must be > 0")
+
+
 # A local model on two CPU cores: one call at a time (its server has one slot), a long answer
 # takes minutes (1.5B: ~22 tokens/s, so 4,096 tokens ≈ 3 minutes), and a failing local server
 # is not helped by many retries. No re-asks: a grammar-constrained reply is always valid JSON of

@@ -71,7 +71,7 @@ def _python() -> str:
 
 
 def _version() -> str:
-    from chatledger import __version__
+    from chatledger._version import __version__
 
     return __version__
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, JsonValue
 
 from chatledger.record._common import Interval, PairedDifference, RecordModel, RunRecordBase
-from chatledger.score import DegenerateOutputs
+from chatledger.scoring import DegenerateOutputs
 
 
 class Usage(RecordModel):

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from chatledger.core import Chunk, ExtractionV3
 from chatledger.matching import get_matcher, preprocess
-from chatledger.score import (
+from chatledger.scoring import (
     ChunkContext,
     ScoringConfig,
     ScoringContext,

@@ -10,7 +10,7 @@ from chatledger.core import RECORDED_PREFIX
 from chatledger.report._charts import LAYERS, interval
 from chatledger.report._load import RunFiles
 from chatledger.report._select import DrillSelection
-from chatledger.score import DegenerateOutputs
+from chatledger.scoring import DegenerateOutputs
 from chatledger.simulate import SIMULATED_PREFIX
 
 

@@ -16,7 +16,7 @@ from chatledger.core import Chunk, ExtractionV3, RecordStatus
 from chatledger.report._align import Item, align, field_items, scoring_context
 from chatledger.report._context import ConsumerView, EventLine
 from chatledger.report._load import RunFiles
-from chatledger.score import ScoringConfig
+from chatledger.scoring import ScoringConfig
 
 # Fields in the order the drill-down lists them (the schema's order; confidence has no items).
 STATUS_CODES = {"match": 0, "differs": 1, "missed": 2, "invented": 3, "duplicate": 4}

@@ -21,7 +21,7 @@ from typing import Any
 from chatledger.core import Chunk, Entity, ExtractionRecord, ExtractionV3, RecordStatus
 from chatledger.downstream import DriftConsumer, build_conversations
 from chatledger.matching import get_matcher, subject_consistency, subject_similarity
-from chatledger.score import (
+from chatledger.scoring import (
     ChunkContext,
     ScoringConfig,
     ScoringContext,

@@ -19,7 +19,7 @@ from chatledger.corpus import read_config_mapping
 from chatledger.downstream import resolve_weights
 from chatledger.extraction import DEFAULT_MAX_TOKENS, PROMPT_STYLES, validate_model_id
 from chatledger.runs._stats import StatsOptions
-from chatledger.score import ScoringConfig, WeightError, merge_weights
+from chatledger.scoring import ScoringConfig, WeightError, merge_weights
 
 LAYERS = ("extraction", "judge", "downstream")
 DEFAULT_LAYER_WEIGHTS = {"extraction": 0.60, "judge": 0.25, "downstream": 0.15}
@@ -87,7 +87,7 @@ class JudgeSpec(BaseModel):
 
 class Weights(BaseModel):
     """``weights:`` of a run config. Every group follows the one weight rule
-    (:func:`chatledger.score.merge_weights`): the defaults with the values given put in name by
+    (:func:`chatledger.scoring.merge_weights`): the defaults with the values given put in name by
     name, each a finite number ≥ 0, summing to 1. ``layers`` and ``consumers`` hold the merged
     weights once validated; ``fields`` (defaults depend on the schema) are checked by
     :func:`load_run_config` and merged when the run scores."""
@@ -160,6 +160,11 @@ class RunConfig(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0.0)
     max_attempts: int | None = Field(default=None, ge=1)
     prices: str | dict[str, Any] | None = None
+    # Batch mode (docs/batch.md): OpenAI and Anthropic calls go through their batch APIs at
+    # the batch price, and a rerun resumes a submitted batch; batch_poll_s is the first wait
+    # between polls (doubled after each, up to a minute). `--batch` on the command line sets it.
+    batch: bool = False
+    batch_poll_s: float | None = Field(default=None, gt=0.0)
     # Where scoring, judging and the consumers run: local | processes[:N] | dask[:ADDRESS]
     # (runs._executors); `--executor` on the command line wins. Results are the same bytes.
     executor: str = "local"

@@ -75,7 +75,7 @@ from chatledger.runs._units import (
     worker_chunks,
     worker_extractions,
 )
-from chatledger.score import (
+from chatledger.scoring import (
     ScoreReport,
     ScoringConfig,
     aggregate_of,

@@ -35,6 +35,7 @@ from chatledger.extraction import (
     output_lock,
 )
 from chatledger.providers import (
+    BatchSettings,
     Budget,
     CallSettings,
     CompletionCache,
@@ -85,6 +86,7 @@ class ModelCalls:
             cache=CompletionCache(loaded.cache_dir),
             budget=_budget(loaded),
             prices=table,
+            batch=_batch(config),
         )
         return cls(built, owns_hub=True)
 
@@ -105,6 +107,15 @@ class ModelCalls:
             "cached_calls": budget.cached_calls if budget is not None else None,
             "cache": str(cache.path) if cache is not None else None,
         }
+
+
+def _batch(config: RunConfig) -> BatchSettings | None:
+    if not config.batch:
+        return None
+    poll = config.batch_poll_s
+    if poll is None:
+        return BatchSettings()
+    return BatchSettings(poll_initial_s=poll, poll_max_s=max(poll, 60.0))
 
 
 def _budget(loaded: LoadedRunConfig) -> Budget:

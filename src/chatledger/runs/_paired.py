@@ -29,7 +29,7 @@ from chatledger.runs._models import safe_file_name
 from chatledger.runs._series import build_series
 from chatledger.runs._stages import StageOutput, StageStore
 from chatledger.runs._stats import FloatArray, ModelSeries, _Columns, _Figures, _stack
-from chatledger.score import statistic_names
+from chatledger.scoring import statistic_names
 from chatledger.stats import intervals_from, paired_from, resample_statistics
 
 # The stage each layer's output is stored under (``StageOutput.stage``).

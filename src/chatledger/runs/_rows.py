@@ -5,7 +5,7 @@ from __future__ import annotations
 from chatledger.core import RecordStatus
 from chatledger.downstream import DownstreamReport
 from chatledger.runs._tables import RUN_LEVEL, Row
-from chatledger.score import ScoreReport
+from chatledger.scoring import ScoreReport
 
 
 def extraction_rows(model: str, report: ScoreReport) -> list[Row]:

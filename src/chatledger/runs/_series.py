@@ -14,7 +14,7 @@ import numpy as np
 
 from chatledger.runs._stages import StageOutput
 from chatledger.runs._stats import FloatArray, ModelSeries
-from chatledger.score import statistic_names
+from chatledger.scoring import statistic_names
 
 
 def build_series(

@@ -31,7 +31,7 @@ STAGE_VERSION = 2
 
 def stage_key(stage: str, files: Sequence[Path | str], settings: JsonValue) -> str:
     """SHA-256 over the stage name, the files' content hashes and the settings (as JSON)."""
-    from chatledger import __version__
+    from chatledger._version import __version__
 
     digest = hashlib.sha256()
     digest.update(f"{stage}\0{__version__}\0".encode())

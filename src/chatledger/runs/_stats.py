@@ -23,7 +23,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from chatledger.runs._tables import RUN_LEVEL, Row
-from chatledger.score import Aggregate, composite_value, field_value, statistic_names
+from chatledger.scoring import Aggregate, composite_value, field_value, statistic_names
 from chatledger.stats import (
     Resamples,
     dirichlet_sensitivity,

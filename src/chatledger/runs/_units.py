@@ -38,7 +38,7 @@ from chatledger.downstream import (
     reference_coverage,
 )
 from chatledger.judge import JUDGES, Verdict
-from chatledger.score import ChunkResult, ScoringConfig, count_degenerate, score_records
+from chatledger.scoring import ChunkResult, ScoringConfig, count_degenerate, score_records
 
 T = TypeVar("T")
 

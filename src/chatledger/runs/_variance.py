@@ -9,7 +9,7 @@ import numpy as np
 
 from chatledger.core import Chunk, ExtractionRecord
 from chatledger.corpus import ExtractionFile
-from chatledger.score import ScoreReport, ScoringConfig, score_records
+from chatledger.scoring import ScoreReport, ScoringConfig, score_records
 from chatledger.stats import repeat_variance
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from chatledger.core import FIELDS_V3, ExtractionV3, Registry
 from chatledger.matching import get_matcher
-from chatledger.score import FIELD_SCORERS, ChunkContext, ScoringConfig, ScoringContext, f1
+from chatledger.scoring import FIELD_SCORERS, ChunkContext, ScoringConfig, ScoringContext, f1
 from chatledger.select._metrics import text_set_f1
 
 Tier = Literal["proven", "latent", "structural", "derived"]

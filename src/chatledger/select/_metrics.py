@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from chatledger.matching import assign, preprocess, token_set_matrix
-from chatledger.score import f1
+from chatledger.scoring import f1
 
 Items = Sequence[str]
 # chunk → run → the field's item texts (or, for consistency, its values)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-import chatledger
+from chatledger._version import __version__
 from chatledger.core import (
     FIELDS_V3,
     Chunk,
@@ -32,7 +32,7 @@ from chatledger.core import (
 )
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.providers import BudgetExceeded, Provider, ProviderError, ProviderHub
-from chatledger.score import ScoringConfig, score_chunk
+from chatledger.scoring import ScoringConfig, score_chunk
 from chatledger.select._candidates import CANDIDATES, candidates
 from chatledger.select._config import LoadedSelectConfig, Recorded
 from chatledger.select._extractors import (
@@ -200,7 +200,7 @@ class Selection:
         if previous is not None:
             return previous
         return SelectionRecord(
-            chatledger=chatledger.__version__,
+            chatledger=__version__,
             config=self.config.model_dump(mode="json"),
             config_digest=digest,
             extractor=self.extractor.label,

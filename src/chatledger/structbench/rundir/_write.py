@@ -146,7 +146,7 @@ def write_structbench_run(
 ) -> StructRun:
     """Score the prediction files and write ``run.json``, ``scores.parquet`` and
     ``drilldown.json`` into ``out_dir`` (the report is built from them separately)."""
-    from chatledger import __version__
+    from chatledger._version import __version__
 
     started = time.perf_counter()
     out = prepare_output_dir(out_dir)

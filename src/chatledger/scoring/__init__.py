@@ -1,7 +1,7 @@
 """Layer 1: field-by-field scoring of a challenger extraction against a reference."""
 
-from chatledger.score import _fields as _fields  # registers the 17 field scorers
-from chatledger.score._aggregate import (
+from chatledger.scoring import _fields as _fields  # registers the 17 field scorers
+from chatledger.scoring._aggregate import (
     AGGREGATES,
     Aggregate,
     chunk_statistics,
@@ -12,8 +12,8 @@ from chatledger.score._aggregate import (
     resolve_aggregate,
     statistic_names,
 )
-from chatledger.score._calibration import expected_calibration_error, reliability_bins
-from chatledger.score._config import (
+from chatledger.scoring._calibration import expected_calibration_error, reliability_bins
+from chatledger.scoring._config import (
     WEIGHT_TOLERANCE,
     ScoringConfig,
     Thresholds,
@@ -22,22 +22,22 @@ from chatledger.score._config import (
     merge_weights,
     weight_value,
 )
-from chatledger.score._context import ChunkContext, ScoringContext
-from chatledger.score._degenerate import (
+from chatledger.scoring._context import ChunkContext, ScoringContext
+from chatledger.scoring._degenerate import (
     DUPLICATE_AT,
     DegenerateOutputs,
     count_degenerate,
     duplicated_items,
 )
-from chatledger.score._fields import f1, jaccard, normalise_url
-from chatledger.score._pairing import (
+from chatledger.scoring._fields import f1, jaccard, normalise_url
+from chatledger.scoring._pairing import (
     EntityPairing,
     pair_entities,
     pair_phases,
     pair_turning_points,
     range_iou,
 )
-from chatledger.score._run import (
+from chatledger.scoring._run import (
     ChunkResult,
     FieldSummary,
     ScoreReport,
@@ -46,8 +46,8 @@ from chatledger.score._run import (
     score_records,
     summarise_chunks,
 )
-from chatledger.score._stream import score_files
-from chatledger.score._types import FIELD_SCORERS, FieldScore, ScorerSpec, field_scorer
+from chatledger.scoring._stream import score_files
+from chatledger.scoring._types import FIELD_SCORERS, FieldScore, ScorerSpec, field_scorer
 
 __all__ = [
     "AGGREGATES",

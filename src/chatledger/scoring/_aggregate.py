@@ -30,8 +30,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from chatledger.score._calibration import N_BINS, bin_index
-from chatledger.score._types import FieldScore
+from chatledger.scoring._calibration import N_BINS, bin_index
+from chatledger.scoring._types import FieldScore
 
 FloatArray = npt.NDArray[np.float64]
 Aggregate = Literal["macro", "micro"]
@@ -51,7 +51,7 @@ class PooledRule:
     pairs: tuple[tuple[str, float], ...] = ()
 
 
-# The weights are the field scorers' own (score/_fields.py); a component with weight 0 is
+# The weights are the field scorers' own (scoring/_fields.py); a component with weight 0 is
 # pooled and reported but not part of the score (entities' exact share).
 POOLED_RULES: dict[str, PooledRule] = {
     "topics": PooledRule(),

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chatledger.core import ExtractionV3, Registry
-from chatledger.score._context import ScoringContext
+from chatledger.scoring._context import ScoringContext
 
 
 @dataclass(frozen=True)

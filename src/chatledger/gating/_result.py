@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chatledger.gate._rules import GateRule
+from chatledger.gating._rules import GateRule
 
 GATE_RESULT_VERSION = 1
 

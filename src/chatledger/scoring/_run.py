@@ -19,7 +19,7 @@ from chatledger.core import (
     RecordStatus,
 )
 from chatledger.matching import TextMatcher, get_matcher
-from chatledger.score._aggregate import (
+from chatledger.scoring._aggregate import (
     Aggregate,
     FloatArray,
     chunk_statistics,
@@ -31,10 +31,10 @@ from chatledger.score._aggregate import (
     statistic_names,
     usable_share,
 )
-from chatledger.score._calibration import reliability_bins_of
-from chatledger.score._config import ScoringConfig
-from chatledger.score._context import ChunkContext, ScoringContext
-from chatledger.score._types import FIELD_SCORERS, FieldScore, FieldScorer
+from chatledger.scoring._calibration import reliability_bins_of
+from chatledger.scoring._config import ScoringConfig
+from chatledger.scoring._context import ChunkContext, ScoringContext
+from chatledger.scoring._types import FIELD_SCORERS, FieldScore, FieldScorer
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class ScoreReport:
     unknown_chunks: list[str] = field(default_factory=list)
     unknown_message_ids: int = 0
     # (chunks, invalid, missing) when the per-chunk results were not kept (``chunks`` is then
-    # empty): a report streamed from files (:func:`chatledger.score.score_files`).
+    # empty): a report streamed from files (:func:`chatledger.scoring.score_files`).
     counted: tuple[int, int, int] | None = None
 
     @property

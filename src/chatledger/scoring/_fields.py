@@ -13,10 +13,10 @@ from rapidfuzz.utils import default_process
 
 from chatledger.core import CONFIDENCE_FIELDS, ExtractionV3
 from chatledger.matching import preprocess, subject_consistency
-from chatledger.score._calibration import expected_calibration_error
-from chatledger.score._context import ScoringContext
-from chatledger.score._pairing import pair_entities, pair_phases, pair_turning_points
-from chatledger.score._types import FieldScore, field_scorer
+from chatledger.scoring._calibration import expected_calibration_error
+from chatledger.scoring._context import ScoringContext
+from chatledger.scoring._pairing import pair_entities, pair_phases, pair_turning_points
+from chatledger.scoring._types import FieldScore, field_scorer
 
 PR = ("precision", "recall")
 

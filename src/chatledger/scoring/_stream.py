@@ -17,9 +17,9 @@ from pathlib import Path
 from chatledger.core import Chunk, InputError, Problem, RecordStatus
 from chatledger.corpus import ChunkOutline, ExtractionStream, read_chunk_outlines
 from chatledger.matching import get_matcher
-from chatledger.score._config import ScoringConfig
-from chatledger.score._context import ChunkContext
-from chatledger.score._run import (
+from chatledger.scoring._config import ScoringConfig
+from chatledger.scoring._context import ChunkContext
+from chatledger.scoring._run import (
     FieldTotals,
     ScoreReport,
     _score_fields,

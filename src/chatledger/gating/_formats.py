@@ -14,7 +14,7 @@ import socket
 from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
-from chatledger.gate._result import GateResult, RuleOutcome
+from chatledger.gating._result import GateResult, RuleOutcome
 
 FAILURE_TYPE = "RegressionGateFailure"
 SUITE = "chatledger gate"
@@ -56,7 +56,7 @@ def junit_xml(result: GateResult, *, timestamp: datetime | None = None, time_s: 
             "skipped": "0",
             "time": f"{time_s:.3f}",
             "id": "0",
-            "package": "chatledger.gate",
+            "package": "chatledger.gating",
         },
     )
     properties = ET.SubElement(suite, "properties")
@@ -78,7 +78,7 @@ def junit_xml(result: GateResult, *, timestamp: datetime | None = None, time_s: 
             "testcase",
             {
                 "name": outcome.name,
-                "classname": f"chatledger.gate.{outcome.rule.figure}",
+                "classname": f"chatledger.gating.{outcome.rule.figure}",
                 "time": "0.000",
             },
         )

@@ -14,7 +14,7 @@ import numpy as np
 
 from chatledger.core import Entity, Phase
 from chatledger.matching import FloatMatrix, IndexArrayPair, assign, preprocess
-from chatledger.score._context import ScoringContext
+from chatledger.scoring._context import ScoringContext
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 baseline? Rules per figure, decided on paired bootstrap differences (``chatledger gate``, the
 pytest plugin)."""
 
-from chatledger.gate._evaluate import evaluate_gate
-from chatledger.gate._formats import github_annotations, junit_xml, markdown_summary
-from chatledger.gate._result import GATE_RESULT_VERSION, GateResult, GateSide, RuleOutcome
-from chatledger.gate._rules import GateRule, GateRules, GateSettings, load_gate_rules
+from chatledger.gating._evaluate import evaluate_gate
+from chatledger.gating._formats import github_annotations, junit_xml, markdown_summary
+from chatledger.gating._result import GATE_RESULT_VERSION, GateResult, GateSide, RuleOutcome
+from chatledger.gating._rules import GateRule, GateRules, GateSettings, load_gate_rules
 
 __all__ = [
     "GATE_RESULT_VERSION",

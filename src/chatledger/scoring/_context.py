@@ -11,7 +11,7 @@ from rapidfuzz import fuzz, utils
 
 from chatledger.core import Chunk
 from chatledger.matching import IndexArrayPair, TextMatcher, assign, preprocess, token_set_matrix
-from chatledger.score._config import ScoringConfig
+from chatledger.scoring._config import ScoringConfig
 
 _DIGITS = re.compile(r"(\d+)")
 

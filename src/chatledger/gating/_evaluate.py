@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from chatledger.core import InputError
-from chatledger.gate._result import GateResult, GateSide, RuleOutcome
-from chatledger.gate._rules import COST_FIGURES, SCORE_GROUPS, GateRule, GateRules
+from chatledger.gating._result import GateResult, GateSide, RuleOutcome
+from chatledger.gating._rules import COST_FIGURES, SCORE_GROUPS, GateRule, GateRules
 from chatledger.record import ConversationRun, ModelResult
 from chatledger.runs._paired import (
     PairedFigure,
