@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 # ``--help`` shows the summaries without importing the modules; running a command imports its
 # module only. tests/test_cli_lazy.py checks this table against the commands themselves.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "annotate": (
+        "_annotate_cmd",
+        "Human gold for your own chats: an annotation page on 127.0.0.1 (chatledger annotate "
+        "CHUNKS.jsonl --out GOLD.jsonl), and agreement between annotators.",
+    ),
     "demo": (
         "_demo_cmd",
         "Run the benchmark on the bundled corpus, offline: gold vs the offline extractor and\n"
