@@ -132,3 +132,35 @@ def test_a_plain_install_without_extras_runs_help_and_the_demo(tmp_path: Path) -
         [str(python), "-c", "import openai"], capture_output=True, text=True, env=environment
     )
     assert missing.returncode != 0
+    # The annotation page's files are in the package; the gate and the API work from it; the
+    # inspect export says which extra it needs, in one line.
+    packaged = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "from chatledger.annotate import page_html; import chatledger as cl; "
+            "assert 'ChatLedger annotation' in page_html('n') and callable(cl.gate) "
+            "and callable(cl.score)",
+        ],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+    )
+    assert packaged.returncode == 0, packaged.stderr[-2000:]
+    gated = subprocess.run(
+        [str(cli), "gate", str(out / "run"), str(out / "run"), "--baseline-model",
+         "simulated:light", "--candidate-model", "simulated:light", "--rules",
+         "{overall: {max_drop: 0}}"],
+        capture_output=True, text=True, env=environment, timeout=120,
+    )  # fmt: skip
+    assert gated.returncode == 0, gated.stderr[-2000:]
+    exported = subprocess.run(
+        [str(cli), "export", "inspect", str(out / "run")],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+    )
+    assert exported.returncode == 2 and "pip install 'chatledger[inspect]'" in exported.stderr
+    assert len(exported.stderr.strip().splitlines()) == 1
