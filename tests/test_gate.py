@@ -249,6 +249,10 @@ def test_a_run_against_itself_passes_every_drop_rule(
     )
     assert code == 0
     assert len(data["outcomes"]) == 19  # 17 fields, overall, validity
+    code, data, _ = _gate(
+        capsys, str(runs["small"]), str(runs["small"]), "--rules", "{layers.*: {min: 0.5}}"
+    )
+    assert code == 0 and [o["rule"]["figure"] for o in data["outcomes"]] == ["layers.extraction"]
     assert all(o["difference"] == 0.0 for o in data["outcomes"])
 
 

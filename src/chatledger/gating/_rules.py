@@ -214,7 +214,7 @@ def _check_figure(figure: str, source: str, where: str) -> None:
         return
     group, dot, item = figure.partition(".")
     if dot and item and group in SCORE_GROUPS:
-        if group == "layers" and item not in LAYERS:
+        if group == "layers" and item not in (*LAYERS, "*"):
             raise InputError(
                 f"unknown layer {item!r} (layers: {', '.join(LAYERS)})", path=source, field=where
             )

@@ -94,14 +94,16 @@ def load_run_side(run_dir: Path, record: ConversationRun, model: ModelResult) ->
         key = next(
             (s.key for s in record.stages if s.model == model.name and s.stage == stage), None
         )
-        loaded = store.load(safe_file_name(model.name), stage, key) if stage and key else None
+        loaded = (
+            store.load_output(safe_file_name(model.name), stage, key) if stage and key else None
+        )
         if loaded is None:
             raise InputError(
                 f"the {stage or layer} stage of {model.name!r} is not in the run's stages/ "
                 "folder (or is stale): the gate needs the run directory as the run wrote it",
                 path=run_dir / "stages",
             )
-        outputs[layer] = loaded[0]
+        outputs[layer] = loaded
     series = build_series(
         model.name,
         outputs,
@@ -331,43 +333,53 @@ def paired_figures(
     interval. The caller has checked that both sides have every figure (:func:`figure_value`,
     :func:`resamplable`) and aligned the candidate (:func:`align_to`)."""
     sides = _sides(baseline, candidate)
-    conversation_units = sides.conversation_matrix
-    out: dict[str, PairedFigure] = {}
+    # Figures resampled over the same units share one call: the same draws as one call each
+    # (the same units and seed), with one product of multiplicities and units instead of many.
+    groups: dict[tuple[str, bytes | None], list[str]] = {}
     for figure in figures:
-        base_stat, units = _statistic(sides, 0, figure)
-        cand_stat, _ = _statistic(sides, 1, figure)
-        estimates = [figure_value(baseline, figure), figure_value(candidate, figure)]
-        assert None not in estimates
+        _, units = _statistic(sides, 0, figure)
+        mask = _scored_chunks(sides, figure) if units == CHUNK_LEVEL else None
+        key = (units, None if mask is None or mask.all() else mask.tobytes())
+        groups.setdefault(key, []).append(figure)
+    out: dict[str, PairedFigure] = {}
+    for (units, mask_bytes), members in groups.items():
         if units == CHUNK_LEVEL:
             matrix = sides.chunk_matrix[:, : sides.chunk_width]
-            mask = _scored_chunks(sides, figure)
-            if mask is not None:
-                matrix = matrix[mask]
+            if mask_bytes is not None:
+                matrix = matrix[np.frombuffer(mask_bytes, dtype=bool)]
         else:
-            matrix = conversation_units
+            matrix = sides.conversation_matrix
+        statistics: list[Statistic] = []
+        estimates: list[float] = []
+        for figure in members:
+            for side, run_side in ((0, baseline), (1, candidate)):
+                statistics.append(_statistic(sides, side, figure)[0])
+                value = figure_value(run_side, figure)
+                assert value is not None
+                estimates.append(float(value))
         resamples = resample_statistics(
-            matrix,
-            _stack([base_stat, cand_stat]),
-            n_resamples=n_resamples,
-            seed=seed,
-            estimates=[float(e) for e in estimates if e is not None],
+            matrix, _stack(statistics), n_resamples=n_resamples, seed=seed, estimates=estimates
         )
-        difference, low, high, p_value = paired_from(resamples, 1, 0, confidence=confidence)
-        own = intervals_from(resamples, confidence=confidence)[1]
-        out[figure] = PairedFigure(
-            figure=figure,
-            baseline=float(resamples.estimates[0]),
-            candidate=float(resamples.estimates[1]),
-            difference=difference,
-            low=low,
-            high=high,
-            p_value=p_value,
-            candidate_low=own.low,
-            candidate_high=own.high,
-            units=units,
-            n_units=matrix.shape[0],
-        )
-    return out
+        intervals = intervals_from(resamples, confidence=confidence)
+        for k, figure in enumerate(members):
+            difference, low, high, p_value = paired_from(
+                resamples, 2 * k + 1, 2 * k, confidence=confidence
+            )
+            own = intervals[2 * k + 1]
+            out[figure] = PairedFigure(
+                figure=figure,
+                baseline=estimates[2 * k],
+                candidate=estimates[2 * k + 1],
+                difference=difference,
+                low=low,
+                high=high,
+                p_value=p_value,
+                candidate_low=own.low,
+                candidate_high=own.high,
+                units=units,
+                n_units=matrix.shape[0],
+            )
+    return {figure: out[figure] for figure in figures}
 
 
 def _scored_chunks(sides: _Sides, figure: str) -> np.ndarray | None:

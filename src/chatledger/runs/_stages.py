@@ -95,6 +95,19 @@ class StageStore:
         rows: list[Row] = list(zip(*columns, strict=True)) if columns else []
         return output, rows
 
+    def load_output(self, model_file: str, stage: str, key: str) -> StageOutput | None:
+        """The stored output with this key without its score rows (what a reader of the per-unit
+        statistics needs); None as for :meth:`load`. The JSON is written after the rows, so a
+        JSON with the key means a finished stage."""
+        meta_path, rows_path = self._paths(model_file, stage)
+        if not meta_path.is_file() or not rows_path.is_file():
+            return None
+        try:
+            output = StageOutput.model_validate_json(meta_path.read_bytes())
+        except (OSError, ValidationError):
+            return None
+        return output if output.key == key and output.version == STAGE_VERSION else None
+
     def save(self, model_file: str, output: StageOutput, rows: list[Row]) -> None:
         meta_path, rows_path = self._paths(model_file, output.stage)
         meta_path.parent.mkdir(parents=True, exist_ok=True)
