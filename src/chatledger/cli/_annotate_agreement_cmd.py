@@ -184,11 +184,12 @@ def print_agreement(report: AgreementReport) -> None:
     stdout.print(fields)
     if report.alpha:
         labels = _table("Krippendorff's α (nominal) on the labels of items both wrote")
+        # Fits 80 columns: the longest label is 28 characters.
         labels.add_column("label", no_wrap=True, min_width=24)
         labels.add_column("units", justify="right", no_wrap=True)
         labels.add_column("same", justify="right", no_wrap=True)
-        labels.add_column("A only", justify="right", no_wrap=True)
-        labels.add_column("B only", justify="right", no_wrap=True)
+        labels.add_column("A+", justify="right", no_wrap=True)
+        labels.add_column("B+", justify="right", no_wrap=True)
         labels.add_column("α", justify="right", no_wrap=True)
         labels.add_column(pct, no_wrap=True)
         for part, a in report.alpha.items():
@@ -202,7 +203,8 @@ def print_agreement(report: AgreementReport) -> None:
                 _interval(a.interval),
             )
         labels.caption = (
-            "units: items both annotators wrote (paired as docs/annotate.md says);\n"
+            "units: items both annotators wrote (paired as docs/annotate.md says); same: of\n"
+            "them, the same label; A+, B+: items only A or only B wrote;\n"
             "α —: undefined (fewer than two labels among the units)"
         )
         stdout.print(labels)
