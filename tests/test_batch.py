@@ -38,7 +38,7 @@ from fakes.llm_server import (
     Reply,
     anthropic_body,
     openai_body,
-    point_sdks_at,
+    sdk_server,
 )
 from fakes.scripted_models import asked_chunk, extraction_for, openai_extractor, write_chunks
 
@@ -60,14 +60,9 @@ PRICES = PriceTable(
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        point_sdks_at(
-            fake,
-            monkeypatch,
-            tmp_path / "env-cache",
-            anthropic_key=ANTHROPIC_KEY,
-            openai_key=OPENAI_KEY,
-        )
+    with sdk_server(
+        monkeypatch, tmp_path / "env-cache", anthropic_key=ANTHROPIC_KEY, openai_key=OPENAI_KEY
+    ) as fake:
         # 1000 tokens in, 100 out for every answer.
         fake.always(
             OPENAI_PATH,

@@ -17,7 +17,7 @@ import pytest
 
 from chatledger.cli._app import main
 from chatledger.core import ExtractionV3
-from fakes.llm_server import OPENAI_PATH, BatchPlan, FakeLLMServer, Reply, point_sdks_at
+from fakes.llm_server import OPENAI_PATH, BatchPlan, FakeLLMServer, Reply, sdk_server
 from fakes.scripted_models import extraction_for, openai_extractor, write_chunks
 
 OPENAI_KEY = "sk-openai-test-CLI-BATCH-SECRET-3c7d"
@@ -30,14 +30,9 @@ BATCH_CALL = 0.003675
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        point_sdks_at(
-            fake,
-            monkeypatch,
-            tmp_path / "cache",
-            anthropic_key=ANTHROPIC_KEY,
-            openai_key=OPENAI_KEY,
-        )
+    with sdk_server(
+        monkeypatch, tmp_path / "cache", anthropic_key=ANTHROPIC_KEY, openai_key=OPENAI_KEY
+    ) as fake:
         fake.always(OPENAI_PATH, Reply(body=openai_extractor(prompt_tokens=1000)))
         yield fake
 

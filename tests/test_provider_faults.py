@@ -50,7 +50,7 @@ from fakes.llm_server import (
     Reply,
     anthropic_body,
     openai_body,
-    point_sdks_at,
+    sdk_server,
 )
 
 ANTHROPIC_KEY = "sk-ant-test-SECRET-faults-1"
@@ -85,14 +85,9 @@ BAD_UTF8 = b'{"choices": [{"message": {"content": "\xff\xfe\xc3"}}]}\xff'
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        point_sdks_at(
-            fake,
-            monkeypatch,
-            tmp_path / "cache",
-            anthropic_key=ANTHROPIC_KEY,
-            openai_key=OPENAI_KEY,
-        )
+    with sdk_server(
+        monkeypatch, tmp_path / "cache", anthropic_key=ANTHROPIC_KEY, openai_key=OPENAI_KEY
+    ) as fake:
         yield fake
 
 

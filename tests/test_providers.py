@@ -44,7 +44,7 @@ from fakes.llm_server import (
     anthropic_body,
     error_body,
     openai_body,
-    point_sdks_at,
+    sdk_server,
 )
 
 ANTHROPIC_KEY = "sk-ant-test-SECRET-4f1b9c"
@@ -79,14 +79,9 @@ SCORE_SCHEMA = OutputSchema.model_validate(
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        point_sdks_at(
-            fake,
-            monkeypatch,
-            tmp_path / "cache",
-            anthropic_key=ANTHROPIC_KEY,
-            openai_key=OPENAI_KEY,
-        )
+    with sdk_server(
+        monkeypatch, tmp_path / "cache", anthropic_key=ANTHROPIC_KEY, openai_key=OPENAI_KEY
+    ) as fake:
         yield fake
 
 

@@ -28,6 +28,8 @@ import json
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -377,3 +379,17 @@ def point_sdks_at(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.url + "/v1")
     monkeypatch.setenv("CHATLEDGER_CACHE_DIR", str(cache_dir))
+
+
+@contextmanager
+def sdk_server(
+    monkeypatch: Any, cache_dir: Any, *, anthropic_key: str, openai_key: str
+) -> Iterator[FakeLLMServer]:
+    """``with sdk_server(...) as fake:`` a running fake the SDKs point at (see
+    :func:`point_sdks_at`); each test module passes keys of its own, so a key found in a file
+    names the test that leaked it."""
+    with FakeLLMServer() as fake:
+        point_sdks_at(
+            fake, monkeypatch, cache_dir, anthropic_key=anthropic_key, openai_key=openai_key
+        )
+        yield fake

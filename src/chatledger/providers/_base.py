@@ -197,12 +197,13 @@ class ManagedProvider(Provider):
         self._unpriced_warned: set[str] = set()
         self.batcher: Batcher | None = None
         # Batch mode was asked for, but this back-end has no batch API: calls go one by one.
-        self.batch_fallback = batch is not None and not self.supports_batch
-        if batch is not None and self.supports_batch:
+        backend = self._batch_backend() if batch is not None and self.supports_batch else None
+        self.batch_fallback = batch is not None and backend is None
+        if batch is not None and backend is not None:
             from chatledger.providers._batch import Batcher
 
             self.batcher = Batcher(
-                self._batch_backend(),
+                backend,
                 endpoint=self.batch_endpoint(),
                 settings=batch,
                 call_settings=self.settings,
@@ -217,9 +218,9 @@ class ManagedProvider(Provider):
                 self.kind,
             )
 
-    def _batch_backend(self) -> BatchBackend:
-        """The back-end's batch API (only for ``supports_batch``)."""
-        raise NotImplementedError(f"{self.kind} has no batch API")
+    def _batch_backend(self) -> BatchBackend | None:
+        """The back-end's batch API; None: it has none (batch mode then calls one by one)."""
+        return None
 
     def batch_endpoint(self) -> str:
         """Where this provider's batches live (batch ids are unique per endpoint)."""
