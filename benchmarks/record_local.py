@@ -33,7 +33,7 @@ from chatledger import __version__
 from chatledger.corpus import read_chunks
 from chatledger.demo import RecordedModel, RecordedTask, RecordingManifest, write_bundled_corpus
 from chatledger.demo._recorded import MANIFEST_FILE
-from chatledger.extraction import extract_chunks
+from chatledger.extraction import extract_chunks, schema_constraints_for
 from chatledger.providers import (
     CATALOGUE,
     LOCAL_CALL_SETTINGS,
@@ -94,6 +94,8 @@ def record_corpus(name: str, hub: ProviderHub, out: Path) -> RecordedTask:
         chunks = read_chunks(chunks_path)
     started = time.perf_counter()
     p = CORPUS_PARAMETERS
+    # Strict, lists bounded by the bundled gold, message ids restricted to the chunk's own.
+    constraints = schema_constraints_for(f"local:{name}", True)
     summary = extract_chunks(
         f"local:{name}",
         chunks,
@@ -103,7 +105,7 @@ def record_corpus(name: str, hub: ProviderHub, out: Path) -> RecordedTask:
         max_tokens=int(str(p["max_tokens"])),
         temperature=float(str(p["temperature"])),
         options={"seed": int(str(p["seed"])), "repeat_penalty": float(str(p["repeat_penalty"]))},
-        strict_schema=True,
+        constraints=constraints,
         on_progress=lambda prog: print(
             f"  {name}: {prog.finished}/{prog.to_do} chunks", file=sys.stderr, flush=True
         ),
@@ -120,6 +122,7 @@ def record_corpus(name: str, hub: ProviderHub, out: Path) -> RecordedTask:
         wall_s=time.perf_counter() - started,
         model_s=sum(float(line["usage"]["latency_s"]) for line in lines),
         parameters=dict(CORPUS_PARAMETERS),
+        schema_constraints=constraints,
     )
 
 
@@ -166,10 +169,14 @@ def record_structbench(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b", "smollm2-135m"])
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"],
+    )
     parser.add_argument("--runtime", default="llama-server", choices=["llama-server", "node"])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--documents", type=int, default=8)
+    parser.add_argument("--documents", type=int, default=24)
     parser.add_argument("--cache-dir", type=Path, default=ROOT / ".record-cache")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--skip-corpus", action="store_true")

@@ -11,8 +11,10 @@ from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note
 from chatledger.cli._model_options import (
     BatchOption,
     BatchPollOption,
+    BoundedListsOption,
     BudgetNameOption,
     BudgetUsdOption,
+    ChunkIdsOption,
     MaxAttemptsOption,
     RepeatPenaltyOption,
     SeedOption,
@@ -121,6 +123,8 @@ def extract_command(
     seed: SeedOption = None,
     repeat_penalty: RepeatPenaltyOption = None,
     strict_schema: StrictSchemaOption = None,
+    bounded_lists: BoundedListsOption = None,
+    chunk_ids: ChunkIdsOption = None,
     prices: Annotated[
         Path | None, typer.Option(help="price file (USD per Mtok) adding to the built-in one")
     ] = None,
@@ -141,6 +145,7 @@ def extract_command(
         extract_chunks,
         is_offline_model,
         load_prices,
+        schema_constraints_for,
         validate_model_id,
     )
     from chatledger.providers import (
@@ -182,7 +187,9 @@ def extract_command(
         "max_tokens": max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS,
         "temperature": temperature,
         "options": sampling_options(seed, repeat_penalty),
-        "strict_schema": strict_schema,
+        "constraints": schema_constraints_for(
+            model, strict_schema, bounded=bounded_lists, chunk_ids=chunk_ids
+        ),
     }
     try:
         if output_format is OutputFormat.json:

@@ -43,6 +43,22 @@ StrictSchemaOption = Annotated[
         help="ask with every field required (default: strict for local: models)",
     ),
 ]
+BoundedListsOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--bounded-lists/--unbounded-lists",
+        help="give every list a maxItems and every text a maxLength from the bundled gold, so "
+        "a grammar-constrained model ends a looping list (default: bounded for local: models)",
+    ),
+]
+ChunkIdsOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--chunk-ids/--any-ids",
+        help="restrict message ids in the schema to the chunk's own ids (default: on for "
+        "local: models)",
+    ),
+]
 
 
 BatchOption = Annotated[

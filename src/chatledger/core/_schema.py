@@ -50,7 +50,11 @@ PatternName = Annotated[str, _member_of("negotiation_pattern"), _enum_schema("ne
 
 Text = Annotated[str, Field(min_length=1)]
 Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-Evidence = Annotated[list[str], Field(default_factory=list)]
+# A message id of the chunk. The JSON Schema marks it (``x-message-id``) so that a request can
+# restrict it to the chunk's own ids (chatledger.extraction.schema_constraints); validation
+# cannot, as a model knows nothing of the chunk.
+MessageId = Annotated[str, Field(json_schema_extra={"x-message-id": True})]
+Evidence = Annotated[list[MessageId], Field(default_factory=list)]
 
 
 class _Item(BaseModel):
@@ -121,7 +125,7 @@ class ToneReading(_Item):
 
 
 class TurningPoint(_Item):
-    message_id: str
+    message_id: MessageId
     description: str = ""
 
 
@@ -134,8 +138,8 @@ class EmotionalArc(_Item):
 
 class Phase(_Item):
     phase: PhaseName
-    start_message_id: str
-    end_message_id: str
+    start_message_id: MessageId
+    end_message_id: MessageId
 
 
 class Assumption(_Item):
@@ -164,7 +168,7 @@ class ExtractionV1(BaseModel):
     claims: list[Claim] = Field(default_factory=list)
     links: list[Link] = Field(default_factory=list)
     warnings: list[WarningItem] = Field(default_factory=list)
-    evidence_message_ids: list[str] = Field(default_factory=list)
+    evidence_message_ids: list[MessageId] = Field(default_factory=list)
 
 
 class ExtractionV3(ExtractionV1):

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from chatledger.core import atomic_write_json
+from chatledger.extraction import SchemaConstraints
 
 MANIFEST_FILE = "manifest.json"
 
@@ -34,6 +35,8 @@ class RecordedTask(BaseModel):
     wall_s: float
     model_s: float  # summed latency of the calls: time inside the model server
     parameters: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+    schema_constraints: SchemaConstraints | None = None
+    """The list bounds and message-id restriction the grammar was given (None: none)."""
 
     @property
     def output_tokens_per_s(self) -> float:

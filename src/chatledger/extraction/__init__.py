@@ -6,6 +6,12 @@ summary = extract_chunks("openai:gpt-5.2", read_chunks("chunks.jsonl"), "gpt-5.2
 summary = extract_chunks("offline:rules", read_chunks("chunks.jsonl"), "rules.jsonl")
 """
 
+from chatledger.extraction._constraints import (
+    ListBounds,
+    SchemaConstraints,
+    gold_list_bounds,
+    list_bounds_from,
+)
 from chatledger.extraction._lines import (
     Fingerprint,
     ResumeState,
@@ -43,6 +49,7 @@ from chatledger.extraction._run import (
     endpoint_concurrency,
     extract_chunks,
     load_prices,
+    schema_constraints_for,
     uses_strict_schema,
 )
 
@@ -56,10 +63,12 @@ __all__ = [
     "ExtractionSummary",
     "FieldGuideStyle",
     "Fingerprint",
+    "ListBounds",
     "PlainStyle",
     "ProgressCallback",
     "PromptStyle",
     "ResumeState",
+    "SchemaConstraints",
     "aextract_chunks",
     "bundled_example",
     "chunk_hash",
@@ -69,7 +78,9 @@ __all__ = [
     "extraction_output_schema",
     "finished_lines",
     "get_prompt_style",
+    "gold_list_bounds",
     "is_offline_model",
+    "list_bounds_from",
     "load_prices",
     "lock_path",
     "offline_extractors",
@@ -77,6 +88,7 @@ __all__ = [
     "output_lock",
     "render_chunk",
     "resume_state",
+    "schema_constraints_for",
     "uses_strict_schema",
     "validate_model_id",
 ]

@@ -101,23 +101,26 @@ class Fingerprint:
         max_tokens: int,
         temperature: float | None,
         options: Mapping[str, JsonValue] | None,
+        constraints: dict[str, JsonValue] | None = None,
     ) -> Fingerprint:
         """A language model request: the prompt (``messages`` and ``output_schema`` of the
-        probe chunk, pydantic models) hashed, the parameters written out."""
+        probe chunk, pydantic models) hashed, the parameters written out, and the schema's
+        constraints (list bounds, the chunk's ids) when there are any."""
         prompt = {
             "messages": [m.model_dump(mode="json") for m in messages],
             "schema": output_schema.model_dump(mode="json") if output_schema else None,
         }
         # Options as JSON reads them back (tuples become lists), so a re-read line compares.
         plain_options = json.loads(canonical_json(dict(options or {})))
-        return cls(
-            {
-                "prompt": _digest(prompt),
-                "max_tokens": max_tokens,
-                "temperature": temperature,
-                "options": plain_options,
-            }
-        )
+        request: dict[str, JsonValue] = {
+            "prompt": _digest(prompt),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "options": plain_options,
+        }
+        if constraints is not None:
+            request["schema_constraints"] = constraints
+        return cls(request)
 
     @classmethod
     def for_offline(cls, extractor: str, version: str) -> Fingerprint:

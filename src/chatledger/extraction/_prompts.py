@@ -29,6 +29,11 @@ from chatledger.core import (
     Vocabulary,
     extraction_json_schema,
 )
+from chatledger.extraction._constraints import (
+    SchemaConstraints,
+    bound_schema,
+    restrict_message_ids,
+)
 from chatledger.extraction._guide import field_guide
 from chatledger.providers import ChatMessage, CompletionRequest, OutputSchema, strict_schema
 
@@ -74,7 +79,11 @@ def _strip_annotations(node: Any) -> Any:
 
 
 def extraction_output_schema(
-    vocabulary: Vocabulary | None = None, *, strict: bool = False
+    vocabulary: Vocabulary | None = None,
+    *,
+    strict: bool = False,
+    constraints: SchemaConstraints | None = None,
+    chunk: Chunk | None = None,
 ) -> OutputSchema:
     """The v3 JSON Schema as a request's output schema.
 
@@ -82,18 +91,24 @@ def extraction_output_schema(
     asks with the strict variant (every property required, nullable by type union, no extra
     keys: :func:`chatledger.providers.strict_schema`), which OpenAI's strict mode and local
     grammar engines need, and with which small models fill every field instead of skipping it.
+    ``constraints`` (which then says ``strict`` itself) may bound lists and texts and restrict
+    message ids to those of ``chunk`` (see :mod:`chatledger.extraction._constraints`).
     Either way the reply is validated against the schema asked with and then as
     :class:`ExtractionV3`; scoring does not change.
     """
-    schema: dict[str, JsonValue] = _strip_annotations(
-        extraction_json_schema("v3", vocabulary or Vocabulary())
-    )
+    shape = constraints or SchemaConstraints(strict=strict)
+    schema: dict[str, JsonValue] = extraction_json_schema("v3", vocabulary or Vocabulary())
+    if shape.list_bounds is not None:
+        schema = bound_schema(schema, shape.list_bounds)
+    if shape.chunk_ids and chunk is not None:
+        schema = restrict_message_ids(schema, [message.id for message in chunk.messages])
+    schema = _strip_annotations(schema)
     return OutputSchema.model_validate(
         {
             "name": SCHEMA_NAME,
-            "schema": strict_schema(schema) if strict else schema,
+            "schema": strict_schema(schema) if shape.strict else schema,
             "description": "The extraction of one conversation chunk (ChatLedger schema v3).",
-            "strict": strict,
+            "strict": shape.strict,
         }
     )
 
@@ -104,14 +119,32 @@ class PromptStyle(ABC):
     name: str
     description: str
 
-    def __init__(self, vocabulary: Vocabulary | None = None, *, strict: bool = False) -> None:
+    def __init__(
+        self,
+        vocabulary: Vocabulary | None = None,
+        *,
+        strict: bool = False,
+        constraints: SchemaConstraints | None = None,
+    ) -> None:
         self.vocabulary = vocabulary or Vocabulary()
-        # Ask with the strict schema variant (see extraction_output_schema).
-        self.strict = strict
+        # How the output schema is shaped (strict variant, bounded lists, the chunk's ids).
+        self.constraints = constraints or SchemaConstraints(strict=strict)
+
+    @property
+    def strict(self) -> bool:
+        return self.constraints.strict
 
     @abstractmethod
     def messages(self, chunk: Chunk) -> tuple[ChatMessage, ...]:
         """System message(s) first, the chunk in the last user message."""
+
+    def output_schema(self, chunk: Chunk) -> OutputSchema:
+        """The schema a request for ``chunk`` asks with."""
+        if self.constraints.per_chunk:
+            return extraction_output_schema(
+                self.vocabulary, constraints=self.constraints, chunk=chunk
+            )
+        return _output_schema_for(self.vocabulary, self.constraints)
 
     def request(
         self,
@@ -128,21 +161,23 @@ class PromptStyle(ABC):
             messages=self.messages(chunk),
             max_tokens=max_tokens,
             temperature=temperature,
-            output_schema=_output_schema_for(self.vocabulary, self.strict),
+            output_schema=self.output_schema(chunk),
             sample_index=sample_index,
             options=options or {},
         )
 
 
 @cache
-def _schema_for_default(strict: bool) -> OutputSchema:
-    return extraction_output_schema(strict=strict)
+def _schema_for_default(constraints_json: str) -> OutputSchema:
+    constraints = SchemaConstraints.model_validate_json(constraints_json)
+    return extraction_output_schema(constraints=constraints)
 
 
-def _output_schema_for(vocabulary: Vocabulary, strict: bool) -> OutputSchema:
+def _output_schema_for(vocabulary: Vocabulary, constraints: SchemaConstraints) -> OutputSchema:
     if vocabulary.values is DEFAULT_VOCABULARY:
-        return _schema_for_default(strict)  # built once: it is ~9 kB of JSON
-    return extraction_output_schema(vocabulary, strict=strict)
+        # Built once per shape (~9 kB of JSON); keyed by JSON as the bounds hold a dict.
+        return _schema_for_default(constraints.model_dump_json())
+    return extraction_output_schema(vocabulary, constraints=constraints)
 
 
 def _ask(chunk: Chunk) -> str:
@@ -206,7 +241,11 @@ for _style in (PlainStyle, FieldGuideStyle, ExampleStyle):
 
 
 def get_prompt_style(
-    name: str, vocabulary: Vocabulary | None = None, *, strict: bool = False
+    name: str,
+    vocabulary: Vocabulary | None = None,
+    *,
+    strict: bool = False,
+    constraints: SchemaConstraints | None = None,
 ) -> PromptStyle:
     """The registered style ``name``; a KeyError lists the known ones."""
-    return PROMPT_STYLES.get(name)(vocabulary, strict=strict)
+    return PROMPT_STYLES.get(name)(vocabulary, strict=strict, constraints=constraints)

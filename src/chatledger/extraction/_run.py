@@ -43,6 +43,7 @@ from chatledger.core import (
     InputError,
     Vocabulary,
 )
+from chatledger.extraction._constraints import SchemaConstraints, gold_list_bounds
 from chatledger.extraction._lines import (
     Fingerprint,
     ResumeState,
@@ -189,6 +190,7 @@ async def aextract_chunks(
     options: dict[str, JsonValue] | None = None,
     vocabulary: Vocabulary | None = None,
     strict_schema: bool | None = None,
+    constraints: SchemaConstraints | None = None,
     slots: asyncio.Semaphore | None = None,
     on_progress: ProgressCallback | None = None,
     lock: bool = True,
@@ -198,7 +200,10 @@ async def aextract_chunks(
     ``hub`` answers the requests (default: a :class:`ProviderHub` with the default cache; an
     offline extractor needs none); ``slots`` bounds the calls in flight (default: the
     endpoint's concurrency) and may be shared by several extractions against one endpoint.
-    ``lock=False`` when the caller already holds :func:`output_lock` on ``out_path``. Never
+    ``constraints`` shapes the output schema (default: :func:`schema_constraints_for` the
+    model and ``strict_schema``: strict, bounded lists and the chunk's own message ids for
+    ``local:`` models). ``lock=False`` when the caller already holds :func:`output_lock` on
+    ``out_path``. Never
     raises for a model's bad output or a failed call: read :attr:`ExtractionSummary.complete`
     or call ``raise_if_incomplete``.
     """
@@ -213,10 +218,9 @@ async def aextract_chunks(
         fingerprint = Fingerprint.for_offline(model_id, __version__)
         recorded_style = OFFLINE_PROMPT_STYLE
     else:
+        shape = constraints or schema_constraints_for(model_id, strict_schema)
         try:
-            style = get_prompt_style(
-                prompt_style, vocabulary, strict=uses_strict_schema(model_id, strict_schema)
-            )
+            style = get_prompt_style(prompt_style, vocabulary, constraints=shape)
         except KeyError as exc:
             raise InputError(str(exc.args[0]), field="prompt_style") from None
         probe = style.request(
@@ -228,6 +232,7 @@ async def aextract_chunks(
             max_tokens=max_tokens,
             temperature=temperature,
             options=options,
+            constraints=shape.fingerprint(),
         )
         recorded_style = prompt_style
     with output_lock(path) if lock else contextlib.nullcontext():
@@ -495,6 +500,24 @@ def uses_strict_schema(model_id: str, asked: bool | None) -> bool:
     if asked is not None:
         return asked
     return model_id.startswith("local:")
+
+
+def schema_constraints_for(
+    model_id: str,
+    strict: bool | None = None,
+    *,
+    bounded: bool | None = None,
+    chunk_ids: bool | None = None,
+) -> SchemaConstraints:
+    """How requests to ``model_id`` shape their schema: each as asked, else on for ``local:``
+    models (a grammar enforces them: lists bounded by the bundled gold so a looping model ends
+    its reply, message ids restricted to the chunk's) and off for the others."""
+    local = model_id.startswith("local:")
+    return SchemaConstraints(
+        strict=uses_strict_schema(model_id, strict),
+        list_bounds=gold_list_bounds() if (local if bounded is None else bounded) else None,
+        chunk_ids=local if chunk_ids is None else chunk_ids,
+    )
 
 
 def extract_chunks(
