@@ -29,6 +29,7 @@ def progress_bar(first: str) -> Iterator[ProgressCallback]:
         task = progress.add_task(first, total=None)
 
         def update(description: str, done: int, total: int) -> None:
-            progress.update(task, description=description, completed=done, total=total)
+            # total 0: a step without a count (the bar pulses).
+            progress.update(task, description=description, completed=done, total=total or None)
 
         yield update

@@ -170,6 +170,11 @@ class _Run:
         # Hash each file once per run, however many stages read it.
         return stage_key(stage, [], {"files": [self._sha(p) for p in files], **settings})
 
+    def _say(self, description: str) -> None:
+        """What the run is doing now (what an interruption names)."""
+        if self.on_progress is not None:
+            self.on_progress(description, 0, 0)
+
     # ---- the stages ------------------------------------------------------------------------
 
     def execute(self) -> RunResult:
@@ -229,6 +234,7 @@ class _Run:
                 )
             )
         t0 = time.perf_counter()
+        self._say(f"reading the inputs on the {self.pool.spec} executor")
         described = self.pool.map(run_unit, units)
         self.timings["facts_s"] = time.perf_counter() - t0
         index: ChunkIndex = described[0]
@@ -257,6 +263,7 @@ class _Run:
             if group:
                 groups.append(BatchGroup(group))
         t0 = time.perf_counter()
+        self._say(f"scoring {len(groups)} batch(es) of chunks on the {self.pool.spec} executor")
         grouped: list[list[BatchResult]] = self.pool.map(run_unit, groups)
         compute_s = time.perf_counter() - t0
         # Wall time of the units on the executor (the part more workers can shorten).

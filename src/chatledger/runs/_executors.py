@@ -26,6 +26,7 @@ from multiprocessing import get_context
 from typing import Any, TypeVar
 
 from chatledger.core import EnvironmentFault, InputError
+from chatledger.runs._lifetime import interrupts_deferred, worker_start
 
 U = TypeVar("U")
 R = TypeVar("R")
@@ -104,7 +105,10 @@ class LocalExecutor(Executor):
 
 class ProcessExecutor(Executor):
     """A pool of worker processes started with ``forkserver``: forking a process that runs
-    threads (the provider hub's event loop, the local-model spawner) is unsafe."""
+    threads (the provider hub's event loop, the local-model spawner) is unsafe.
+
+    Workers end with the run however it ends (kill -9 included) and leave Ctrl-C to it;
+    starting them is one step an interrupt does not split (see ``runs._lifetime``)."""
 
     def __init__(self, workers: int) -> None:
         self.spec = ExecutorSpec("processes", workers=workers)
@@ -115,7 +119,12 @@ class ProcessExecutor(Executor):
             context = get_context("forkserver")
             # Workers import the scoring machinery once, before the first unit arrives.
             context.set_forkserver_preload(["chatledger.runs._units"])
-            self._pool = ProcessPoolExecutor(max_workers=self.spec.workers, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.spec.workers,
+                mp_context=context,
+                initializer=worker_start,
+                initargs=(os.getpid(),),
+            )
         return self._pool
 
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
@@ -123,11 +132,16 @@ class ProcessExecutor(Executor):
             return []
         if len(units) == 1:
             return [fn(units[0])]
-        return list(self._get_pool().map(fn, units))
+        # Submitting starts the workers (as many as needed); results are awaited outside.
+        with interrupts_deferred():
+            pool = self._get_pool()
+            futures = [pool.submit(fn, unit) for unit in units]
+        return [future.result() for future in futures]
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            with interrupts_deferred():
+                self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
 
@@ -146,6 +160,16 @@ class DaskExecutor(Executor):
             ) from None
         self._cluster: Any = None
         self._client: Any = None
+        # Starting the cluster is one step Ctrl-C does not split (see runs._lifetime): a
+        # cluster half started is what distributed's exit hook trips over.
+        try:
+            with interrupts_deferred():
+                self._start(distributed, address)
+        except KeyboardInterrupt:
+            self.close()
+            raise
+
+    def _start(self, distributed: Any, address: str | None) -> None:
         try:
             if address is None:
                 self._cluster = distributed.LocalCluster(
@@ -174,9 +198,11 @@ class DaskExecutor(Executor):
         return results
 
     def close(self) -> None:
-        self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+        with interrupts_deferred():
+            if self._client is not None:
+                self._client.close()
+            if self._cluster is not None:
+                self._cluster.close()
 
 
 def start_executor(spec: ExecutorSpec) -> Executor:
