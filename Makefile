@@ -4,15 +4,29 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck contracts browser local-runtime llama-server record-local pytest bench clean
+.PHONY: demo test lint typecheck contracts browser local-runtime llama-server record-local pytest bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test,dask,inspect]'
+# The versions CI runs: requirements-lock.txt (every extra, each direct dependency at its floor),
+# then the project itself. `make lock` writes the lock again after pyproject.toml changes.
+LOCK := requirements-lock.txt
+UV_VERSION := 0.13.8
+
+$(STAMP): $(BIN)/python pyproject.toml $(LOCK)
+	$(BIN)/pip install --quiet -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# Resolved for every platform and Python >= 3.11 by uv (from PyPI, into the venv), with each
+# direct dependency at the lowest version pyproject.toml allows: what make test runs is the
+# floor each ">=" promises (docs/decisions.md, "Dependencies").
+lock: $(BIN)/python
+	$(BIN)/pip install --quiet uv==$(UV_VERSION)
+	$(BIN)/uv pip compile pyproject.toml --extra all --extra test --resolution lowest-direct \
+	  --universal --python-version 3.11 --quiet --output-file $(LOCK)
 
 demo: $(STAMP)
 	$(BIN)/chatledger demo

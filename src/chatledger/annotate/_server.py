@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any
 
 from chatledger.annotate._session import AnnotationSession
-from chatledger.core import ChatLedgerError
+from chatledger.core import ChatLedgerError, require_extra
 
 TOKEN_HEADER = "X-ChatLedger-Token"
 LOOPBACK = "127.0.0.1"
@@ -54,6 +54,7 @@ def page_html(nonce: str) -> str:
 
 def build_app(session: AnnotationSession, token: str, port: int) -> Any:
     """The Starlette application of one session."""
+    require_extra("annotate", "the annotation page")
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response

@@ -73,7 +73,9 @@ def page_command(
     """Open the annotation page: one chunk at a time, its messages beside the fields, every
     change saved at once into --out. Stop with Ctrl-C; the same command resumes."""
     from chatledger.annotate import AnnotationSession, serve
+    from chatledger.core import require_extra
 
+    require_extra("annotate", "chatledger annotate")
     session = AnnotationSession.open(
         chunks,
         out,

@@ -284,9 +284,10 @@ def _zone(name: str | None) -> Any:
 def _region(code: str | None) -> str | None:
     if code is None:
         return None
-    import phonenumbers
+    from chatledger.core import InputError, require_extra
 
-    from chatledger.core import InputError
+    require_extra("pseudonymise", "--phone-region")
+    import phonenumbers
 
     region = code.strip().upper()
     if region not in phonenumbers.SUPPORTED_REGIONS:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout, styled
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note, stdout, styled
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -161,4 +161,6 @@ def demo_command(
         stdout.print(line)
     for line in selection_lines(result.selection):
         stdout.print(line)
+    if result.selection_skipped:
+        note(result.selection_skipped)
     stdout.print(f"demo finished in {time.perf_counter() - started:.1f} s")

@@ -8,6 +8,7 @@ from chatledger.core._errors import (
     Interrupted,
     first_validation_error,
 )
+from chatledger.core._extras import EXTRAS, MissingExtraError, missing_modules, require_extra
 from chatledger.core._fields import (
     CONFIDENCE_FIELDS,
     FIELDS_V1,
@@ -65,6 +66,7 @@ from chatledger.core._vocabulary import DEFAULT_VOCABULARY, Vocabulary
 __all__ = [
     "CONFIDENCE_FIELDS",
     "DEFAULT_VOCABULARY",
+    "EXTRAS",
     "FIELDS_V1",
     "FIELDS_V3",
     "LONG_CHUNK_MESSAGES",
@@ -91,6 +93,7 @@ __all__ = [
     "Interrupted",
     "Link",
     "Message",
+    "MissingExtraError",
     "NegotiationMove",
     "OpenQuestion",
     "Phase",
@@ -115,7 +118,9 @@ __all__ = [
     "file_sha256",
     "first_validation_error",
     "long_chunk_note",
+    "missing_modules",
     "prepare_output_dir",
+    "require_extra",
     "resolve_inside",
     "strict_json",
 ]

@@ -19,6 +19,7 @@ from chatledger.core import (
     InputError,
     atomic_write_json,
     atomic_write_text,
+    missing_modules,
     prepare_output_dir,
 )
 from chatledger.corpus import read_chunks, read_extractions
@@ -59,6 +60,8 @@ class DemoResult:
     structbench_local: dict[str, Any] | None = None
     # Schema selection on the bundled corpus: simulated, then each recorded local model.
     selection: list[dict[str, Any]] = field(default_factory=list)
+    # Why the selections were left out (the optional extra "select" is not installed), if so.
+    selection_skipped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +70,7 @@ class DemoResult:
             "structbench": self.structbench,
             "structbench_local": self.structbench_local,
             "selection": self.selection,
+            "selection_skipped": self.selection_skipped,
             "leaderboard": [m.to_dict() for m in self.run.leaderboard()],
             "layer_weights_used": self.run.layer_weights_used,
             "renormalisation": self.run.renormalisation_note,
@@ -204,7 +208,13 @@ def run_demo(
     result.structbench = structbench_demo(out_dir / "structbench").to_dict()
     local = local_structbench(out_dir / "structbench")
     result.structbench_local = local.to_dict() if local is not None else None
-    if selection:
+    missing = missing_modules("select") if selection else []
+    if missing:
+        result.selection_skipped = (
+            f"schema selection left out: it needs the optional extra 'select' "
+            f"({', '.join(missing)} not installed): pip install 'chatledger[select]'"
+        )
+    elif selection:
         corpus = out_dir / "corpus"
         found = demo_selection(
             out_dir, corpus / "chunks.jsonl", corpus / "gold.jsonl", on_progress=on_progress

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, cast
 
 import pyarrow.parquet as pq
 
-from chatledger.core import Chunk, InputError, RecordStatus, atomic_path
+from chatledger.core import Chunk, InputError, RecordStatus, atomic_path, require_extra
 from chatledger.corpus import ExtractionFile, read_chunks, read_extractions
 from chatledger.record import ConversationRun, ModelResult, StructbenchRun, read_run_record
 from chatledger.runs import RUN_LEVEL
@@ -75,10 +75,7 @@ class _ChunkScores:
 
 
 def _require_inspect() -> None:
-    try:
-        import inspect_ai.log  # noqa: F401
-    except ImportError:
-        raise InputError(f"export inspect needs inspect_ai: {INSPECT_EXTRA}") from None
+    require_extra("inspect", "export inspect")
 
 
 def _read_conversation_run(run_dir: Path) -> ConversationRun:

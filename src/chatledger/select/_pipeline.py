@@ -29,6 +29,7 @@ from chatledger.core import (
     RecordStatus,
     atomic_write_json,
     prepare_output_dir,
+    require_extra,
 )
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.providers import BudgetExceeded, Provider, ProviderError, ProviderHub
@@ -722,6 +723,7 @@ def run_selection(
     provider: Provider | None = None,
 ) -> SelectionRecord:
     """The selection up to ``until`` (earlier phases resumed from their units)."""
+    require_extra("select", "schema selection")
     selection = Selection(
         loaded, out_dir, extractor=extractor, provider=provider, on_progress=on_progress
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chatledger.core import InputError, atomic_writer, dumps_json
+from chatledger.core import InputError, atomic_writer, dumps_json, require_extra
 from chatledger.corpus.exports._chunking import ChunkingOptions, ChunkMessage, chunk_conversation
 from chatledger.corpus.exports._ids import ConversationIds, MessageIds
 from chatledger.corpus.exports._model import (
@@ -97,6 +97,8 @@ def import_chat_export(
 ) -> ExportSummary:
     """Write ``out_dir/chunks.jsonl`` (and ``pseudonyms.json`` with ``pseudonymise``)."""
     options = options or ImportOptions()
+    if options.pseudonymise:
+        require_extra("pseudonymise", "--pseudonymise")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError("is a file, expected a folder", path=out, field="--out")

@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-import phonenumbers
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chatledger.core import InputError, atomic_write_json, first_validation_error
@@ -166,6 +165,10 @@ class Pseudonymiser:
 
     def _phones(self, text: str) -> str:
         spans: list[tuple[int, int]] = []
+        # The optional extra "pseudonymise": checked when an import asks for pseudonyms, so
+        # reading a map back (reveal) needs nothing of it.
+        import phonenumbers
+
         region = self.phone_region.upper() if self.phone_region else None
         for found in phonenumbers.PhoneNumberMatcher(text, region or "ZZ"):
             spans.append((found.start, found.end))
