@@ -129,7 +129,7 @@ def test_registry_rebuilds_the_five_consumers_by_name() -> None:
     assert set(CONSUMERS.names()) == set(CONSUMER_NAMES)
     assert set(CONSUMER_NAMES) == {"drift", "loops", "escalation", "arcs", "daily_report"}
     assert isinstance(get_consumer("drift"), DriftConsumer)
-    with pytest.raises(KeyError):
+    with pytest.raises(InputError, match=r"^unknown downstream consumer 'sentiment' \(known: "):
         get_consumer("sentiment")
 
 

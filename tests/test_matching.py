@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from chatledger.core import InputError
 from chatledger.matching import (
     KERNEL_CLOCK,
     FloatMatrix,
@@ -159,5 +160,8 @@ def test_kernel_clock_counts_calls() -> None:
 
 
 def test_unknown_matcher_names_known_ones() -> None:
-    with pytest.raises(KeyError, match="guarded"):
+    # An InputError (a ChatLedgerError: one line, exit 2), not a KeyError, whose str() would
+    # print the message in quotes.
+    with pytest.raises(InputError) as caught:
         get_matcher("cosine")
+    assert str(caught.value) == "unknown matcher 'cosine' (known: guarded, token_set)"

@@ -107,9 +107,8 @@ def import_command(
             options["annotated_only"] = True
         _import_annotated(kind, path, out, options, output_format)
         return
-    if kind != "auto" and kind not in CHAT_KINDS:
-        raise InputError(f"unknown kind {kind!r} (known: {KIND_HELP})", field="KIND")
     from chatledger.corpus.exports import (
+        EXPORT_READERS,
         ChunkingOptions,
         CsvMapping,
         ImportOptions,
@@ -117,6 +116,10 @@ def import_command(
         parse_duration,
     )
 
+    # The registry knows the formats other packages add (entry-point group chatledger.importers).
+    if kind != "auto" and kind not in EXPORT_READERS:
+        known = ", ".join(("auto", *EXPORT_READERS.names(), *ANNOTATED_KINDS))
+        raise InputError(f"unknown kind {kind!r} (known: {known})", field="KIND")
     chunking = ChunkingOptions(
         gap=parse_duration(gap),
         max_messages=max_messages if max_messages is not None else ChunkingOptions().max_messages,

@@ -39,7 +39,7 @@ from chatledger.core._record import (
     RecordStatus,
     Usage,
 )
-from chatledger.core._registry import Registry
+from chatledger.core._registry import PluginError, Registry
 from chatledger.core._schema import (
     SCHEMA_MODELS,
     ActionItem,
@@ -97,6 +97,7 @@ __all__ = [
     "NegotiationMove",
     "OpenQuestion",
     "Phase",
+    "PluginError",
     "Problem",
     "QAPair",
     "RecordStatus",

@@ -44,7 +44,7 @@ from typing import Any
 
 import msgspec
 
-from chatledger.core import InputError
+from chatledger.core import ChatLedgerError, InputError
 
 UTF8_BOM = b"\xef\xbb\xbf"
 JSON_WHITESPACE = " \t\r\n"
@@ -57,9 +57,12 @@ _FAST_MAX_BRACKETS = 256
 _fast_decode = msgspec.json.Decoder().decode
 
 
-class JsonTextError(ValueError):
+class JsonTextError(ChatLedgerError, ValueError):
     """Text that is not acceptable JSON; ``field`` is the dot path of the bad value when the
-    text parsed but holds one (NaN, a lone surrogate), and ``value`` is what was parsed."""
+    text parsed but holds one (NaN, a lone surrogate), and ``value`` is what was parsed.
+
+    Readers turn it into an :class:`InputError` naming the file and line (or an invalid line of
+    model output); it is a ValueError too, as ``json.loads``'s own error is."""
 
     def __init__(
         self,

@@ -156,7 +156,11 @@ class Consumer(ABC, Generic[E]):
         )
 
 
-CONSUMERS: Registry[type[Consumer[Any]]] = Registry("consumer")
+# Other packages add consumers through the entry-point group ``chatledger.consumers``; one
+# takes part in a run when the config gives it a weight (docs/plugins.md).
+CONSUMERS: Registry[type[Consumer[Any]]] = Registry(
+    "downstream consumer", group="chatledger.consumers", expects=Consumer
+)
 
 
 def get_consumer(name: str) -> Consumer[Any]:

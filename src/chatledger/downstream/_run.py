@@ -25,6 +25,8 @@ from chatledger.downstream._base import (
 from chatledger.downstream._conversation import build_conversations
 from chatledger.scoring import WeightError, merge_weights
 
+# The built-in consumers; a consumer another package adds (CONSUMERS, entry-point group
+# chatledger.consumers) takes part when the weights name it (:func:`consumer_names`).
 CONSUMER_NAMES: tuple[str, ...] = ("drift", "loops", "escalation", "arcs", "daily_report")
 
 
@@ -42,16 +44,25 @@ def resolve_weights(weights: Mapping[str, Any] | None = None) -> dict[str, float
     consumer at fault, when one is).
     """
     given = dict(weights or {})
+    defaults = dict(DEFAULT_CONSUMER_WEIGHTS)
     for name in given:
-        if name not in DEFAULT_CONSUMER_WEIGHTS:
-            known = ", ".join(CONSUMER_NAMES)
+        if name not in CONSUMERS:
+            known = ", ".join(sorted(CONSUMERS.names()))
             raise InputError(
                 f"unknown downstream consumer {name!r} (known: {known})", field=str(name)
             )
+        # A consumer of another package joins the run only when named, at weight 0 unless given.
+        defaults.setdefault(name, 0.0)
     try:
-        return merge_weights(DEFAULT_CONSUMER_WEIGHTS, given, what="consumer")
+        return merge_weights(defaults, given, what="consumer")
     except WeightError as exc:
         raise InputError(str(exc), field=exc.name) from None
+
+
+def consumer_names(weights: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The consumers a run with these consumer ``weights`` runs: the built-in five, then any
+    consumer of another package the weights name (:func:`resolve_weights`)."""
+    return tuple(resolve_weights(weights)) if weights else CONSUMER_NAMES
 
 
 def reference_coverage(
@@ -77,11 +88,14 @@ def reference_coverage(
     return (*(f for f in FIELDS_V3 if f in covered), *sorted(covered.difference(FIELDS_V3)))
 
 
-def skipped_consumers(covered: Collection[str] | None) -> dict[str, list[str]]:
-    """The consumers that do not run against a reference covering only ``covered``, each with
-    the fields it reads that are not covered (none when ``covered`` is None)."""
+def skipped_consumers(
+    covered: Collection[str] | None, weights: Mapping[str, Any] | None = None
+) -> dict[str, list[str]]:
+    """The consumers (of :func:`consumer_names`) that do not run against a reference covering
+    only ``covered``, each with the fields it reads that are not covered (none when ``covered``
+    is None)."""
     skipped: dict[str, list[str]] = {}
-    for name in CONSUMER_NAMES:
+    for name in consumer_names(weights):
         missing = CONSUMERS.get(name).missing_fields(covered)
         if missing:
             skipped[name] = missing
@@ -106,10 +120,10 @@ def composite_from_counts(
     """
     raw = resolve_weights(weights)
     chosen = set(counts if ran is None else ran)
-    unknown = sorted(chosen.difference(CONSUMER_NAMES))
+    unknown = sorted(chosen.difference(raw))
     if unknown:
         raise ValueError(f"unknown downstream consumer(s): {', '.join(unknown)}")
-    names = [name for name in CONSUMER_NAMES if name in chosen]
+    names = [name for name in raw if name in chosen]
     absent = [name for name in names if name not in counts]
     if absent:
         raise ValueError(f"no counts for consumer(s) that ran: {', '.join(absent)}")
@@ -187,21 +201,23 @@ class DownstreamReport:
 ConsumerOutputs = dict[str, ConsumerOutput[Any]]
 
 
-def _running(covered: Collection[str] | None) -> list[str]:
-    skipped = skipped_consumers(covered)
-    return [name for name in CONSUMER_NAMES if name not in skipped]
+def _running(covered: Collection[str] | None, weights: Mapping[str, Any] | None) -> list[str]:
+    skipped = skipped_consumers(covered, weights)
+    return [name for name in consumer_names(weights) if name not in skipped]
 
 
 def build_outputs(
     chunks: Sequence[Chunk],
     records: Mapping[str, ExtractionRecord],
     covered: Collection[str] | None = None,
+    weights: Mapping[str, Any] | None = None,
 ) -> dict[str, ConsumerOutputs]:
-    """The output of every consumer that runs against a reference covering ``covered`` (all
-    five for None) for each conversation of one model (conversation id → name → output).
+    """The output of every consumer (of :func:`consumer_names`) that runs against a reference
+    covering ``covered`` (all for None) for each conversation of one model (conversation id →
+    name → output).
     Consumers read each conversation on its own, so a run can build the reference's outputs
     once and reuse them for every challenger and for per-conversation agreement."""
-    names = _running(covered)
+    names = _running(covered, weights)
     return {
         view.conversation_id: {name: get_consumer(name).build([view]) for name in names}
         for view in build_conversations(chunks, records)
@@ -212,7 +228,8 @@ def merge_outputs(per_conversation: Mapping[str, ConsumerOutputs]) -> ConsumerOu
     """The outputs of all conversations as one (what ``build`` over all of them gives), for
     the consumers every conversation has."""
     merged: ConsumerOutputs = {}
-    for name in CONSUMER_NAMES:
+    names = dict.fromkeys(name for outputs in per_conversation.values() for name in outputs)
+    for name in names:
         if not all(name in outputs for outputs in per_conversation.values()):
             continue
         parts = [outputs[name] for outputs in per_conversation.values()]
@@ -240,8 +257,8 @@ def compare_outputs(
     consumer with a weight above 0 ran; each consumer's reported weight is its share of that sum.
     """
     raw = resolve_weights(weights)
-    skipped = skipped_consumers(covered)
-    names = [name for name in CONSUMER_NAMES if name not in skipped]
+    skipped = skipped_consumers(covered, weights)
+    names = [name for name in raw if name not in skipped]
     total = sum((raw[name] for name in names), 0.0)
     results: dict[str, ConsumerResult] = {}
     for name in names:
@@ -276,7 +293,7 @@ def run_downstream(
     resolve_weights(weights)  # bad weights fail before any work
     if covered == "auto":
         covered = reference_coverage(reference_records, chunks)
-    names = _running(covered)
+    names = _running(covered, weights)
     reference_view = build_conversations(chunks, reference_records)
     challenger_view = build_conversations(chunks, challenger_records)
     reference = {name: get_consumer(name).build(reference_view) for name in names}

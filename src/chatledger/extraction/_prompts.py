@@ -247,5 +247,5 @@ def get_prompt_style(
     strict: bool = False,
     constraints: SchemaConstraints | None = None,
 ) -> PromptStyle:
-    """The registered style ``name``; a KeyError lists the known ones."""
+    """The registered style ``name``; an InputError lists the known ones."""
     return PROMPT_STYLES.get(name)(vocabulary, strict=strict, constraints=constraints)

@@ -221,8 +221,8 @@ async def aextract_chunks(
         shape = constraints or schema_constraints_for(model_id, strict_schema)
         try:
             style = get_prompt_style(prompt_style, vocabulary, constraints=shape)
-        except KeyError as exc:
-            raise InputError(str(exc.args[0]), field="prompt_style") from None
+        except InputError as exc:
+            raise InputError(exc.detail, field="prompt_style") from None
         probe = style.request(
             probe_chunk(), model_id, max_tokens=max_tokens, temperature=temperature
         )

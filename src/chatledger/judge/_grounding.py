@@ -154,5 +154,7 @@ class GroundingJudge(Judge):
         return "none", "supported by the cited messages", best
 
 
-JUDGES: Registry[type[Judge]] = Registry("judge")
+# Offline judges a run config's ``judges:`` names; other packages add theirs through the
+# entry-point group ``chatledger.judges`` (docs/plugins.md).
+JUDGES: Registry[type[Judge]] = Registry("judge", group="chatledger.judges", expects=Judge)
 JUDGES.register("grounding")(GroundingJudge)

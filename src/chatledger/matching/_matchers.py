@@ -17,8 +17,6 @@ import numpy as np
 from chatledger.core import Registry
 from chatledger.matching._kernel import FloatMatrix, preprocess, token_set_matrix
 
-MATCHERS: Registry[type[TextMatcher]] = Registry("matcher")
-
 
 class TextMatcher(ABC):
     """Similarity of every pair of texts, on 0–100."""
@@ -35,6 +33,13 @@ class TextMatcher(ABC):
 
     def pair(self, a: str, b: str) -> float:
         return float(self.similarity([a], [b])[0, 0])
+
+
+# The similarity scorer a run config's ``matcher:`` names; other packages add theirs through
+# the entry-point group ``chatledger.scorers`` (docs/plugins.md).
+MATCHERS: Registry[type[TextMatcher]] = Registry(
+    "matcher", group="chatledger.scorers", expects=TextMatcher
+)
 
 
 @MATCHERS.register("token_set")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatledger.core import ChatLedgerError
+from chatledger.core import ChatLedgerError, EnvironmentFault
 
 
 class ProviderError(ChatLedgerError):
@@ -61,10 +61,11 @@ class PriceUnknownError(ChatLedgerError):
         )
 
 
-class RetryableError(Exception):
+class RetryableError(EnvironmentFault):
     """A transient failure (429, 5xx, timeout, lost connection): the call may be tried again.
 
     Internal to the provider layer; after the last attempt it becomes a :class:`ProviderError`.
+    Should one ever escape, it is what it is: the server or the network failed (exit 1).
     """
 
     def __init__(self, reason: str, *, retry_after_s: float | None = None) -> None:
@@ -92,7 +93,7 @@ class UnreadableReplyError(ProviderError):
         super().__init__(message)
 
 
-class SchemaRejectedError(Exception):
+class SchemaRejectedError(ProviderError):
     """The server refused the structured-output mechanism (tool / response_format) itself.
 
     Internal: the provider falls back to putting the schema in the prompt.

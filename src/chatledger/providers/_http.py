@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from chatledger.core import EnvironmentFault
+
 # Longest a connection may sit idle before it is dropped rather than reused (httpx's default).
 KEEPALIVE_S = 5.0
 # A reply head longer than this is refused (no model API sends one).
@@ -47,8 +49,9 @@ _OWN_HEADERS = frozenset(
 )
 
 
-class HttpConnectionError(Exception):
-    """The connection failed, or closed or broke the protocol before a whole reply."""
+class HttpConnectionError(EnvironmentFault):
+    """The connection failed, or closed or broke the protocol before a whole reply (internal:
+    the provider retries it as a :class:`RetryableError`)."""
 
     def __init__(self, reason: str, *, replied: bool = False) -> None:
         super().__init__(reason)

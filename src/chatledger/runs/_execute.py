@@ -391,7 +391,7 @@ class _Run:
             return layers, None
         from chatledger.downstream import resolve_weights, skipped_consumers
 
-        skipped = skipped_consumers(covered)
+        skipped = skipped_consumers(covered, self.config.weights.consumers)
         weights = resolve_weights(self.config.weights.consumers)
         if any(w > 0 and name not in skipped for name, w in weights.items()):
             return layers, None

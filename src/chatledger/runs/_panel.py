@@ -29,18 +29,18 @@ def build_judges(loaded: LoadedRunConfig, hub: Provider | None = None) -> list[J
             kind = str(options.pop("kind", "llm"))
             try:
                 factory = MODEL_JUDGES.get(kind)
-                judges.append(factory(spec.name, spec.model, options, hub))
-            except KeyError as exc:
+            except InputError as exc:
                 raise InputError(
-                    str(exc.args[0]), path=loaded.path, field=f"judges.{index}.options.kind"
+                    exc.detail, path=loaded.path, field=f"judges.{index}.options.kind"
                 ) from None
+            try:
+                judges.append(factory(spec.name, spec.model, options, hub))
             except ValueError as exc:
                 raise InputError(str(exc), path=loaded.path, field=f"judges.{index}") from None
             continue
         try:
-            judges.append(JUDGES.get(spec.name)())
-        except KeyError as exc:
-            raise InputError(
-                str(exc.args[0]), path=loaded.path, field=f"judges.{index}.name"
-            ) from None
+            judge = JUDGES.get(spec.name)
+        except InputError as exc:
+            raise InputError(exc.detail, path=loaded.path, field=f"judges.{index}.name") from None
+        judges.append(judge())
     return judges

@@ -389,10 +389,10 @@ def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchR
         if "reference_outputs" not in shared:
             # Coverage is the whole reference's (every batch runs the same consumers).
             shared["covered"] = reference_coverage(reference.records, all_chunks)
-            shared["reference_outputs"] = build_outputs(chunks, ref, shared["covered"])
+            shared["reference_outputs"] = build_outputs(chunks, ref, shared["covered"], weights)
         result.covered = shared["covered"]
         result.reference_outputs = shared["reference_outputs"]
-        result.challenger_outputs = build_outputs(chunks, chal, result.covered)
+        result.challenger_outputs = build_outputs(chunks, chal, result.covered, weights)
         for conv, ref_outputs in result.reference_outputs.items():
             compared = compare_outputs(
                 ref_outputs, result.challenger_outputs[conv], weights, result.covered

@@ -16,14 +16,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from chatledger.core import SCHEMA_FIELDS, SCHEMA_WEIGHTS, InputError, first_validation_error
+from chatledger.core import (
+    SCHEMA_FIELDS,
+    SCHEMA_WEIGHTS,
+    ChatLedgerError,
+    InputError,
+    first_validation_error,
+)
 from chatledger.matching import MATCHERS
 
 WEIGHT_TOLERANCE = 1e-6
 
 
-class WeightError(ValueError):
-    """A weight group that breaks the rule; ``name`` is the member at fault, if one is."""
+class WeightError(ChatLedgerError, ValueError):
+    """A weight group that breaks the rule; ``name`` is the member at fault, if one is.
+
+    Also a ValueError, so a pydantic validator that lets it through words it as its own."""
 
     def __init__(self, message: str, name: str | None = None) -> None:
         super().__init__(message)

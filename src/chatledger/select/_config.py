@@ -63,7 +63,7 @@ class ScreenSection(_Section):
     @classmethod
     def _known_fields(cls, names: list[str] | None) -> list[str] | None:
         for name in names or []:
-            CANDIDATES.get(name)  # KeyError names the known ones
+            CANDIDATES.get(name)  # an InputError naming the known ones
         return names
 
     @field_validator("weights")
@@ -183,8 +183,8 @@ def load_select_config(path: str | Path) -> LoadedSelectConfig:
     except ValidationError as exc:
         where, msg = first_validation_error(exc)
         raise InputError(msg, path=path, field=where or None) from None
-    except KeyError as exc:  # an unknown candidate field, from the registry
-        raise InputError(str(exc.args[0]), path=path, field="screen.fields") from None
+    except InputError as exc:  # an unknown candidate field, from the registry
+        raise InputError(exc.detail, path=path, field="screen.fields") from None
     base = path.parent
 
     def inside(raw: str | None, what: str, *, must_exist: bool = True) -> Path | None:

@@ -88,8 +88,8 @@ def detect_kind(source: ExportSource) -> str:
 def reader_for(kind: str) -> ExportReader:
     try:
         return EXPORT_READERS.get(kind)()
-    except KeyError as exc:
-        raise InputError(str(exc.args[0]), field="kind") from None
+    except InputError as exc:
+        raise InputError(exc.detail, field="kind") from None
 
 
 def import_chat_export(

@@ -37,4 +37,8 @@ class ExportReader(ABC):
         not a message (a system line, a service message) is counted in ``context.log``."""
 
 
-EXPORT_READERS: Registry[type[ExportReader]] = Registry("chat export format")
+# `corpus import KIND`; other packages add formats through the entry-point group
+# ``chatledger.importers`` (docs/plugins.md).
+EXPORT_READERS: Registry[type[ExportReader]] = Registry(
+    "chat export format", group="chatledger.importers", expects=ExportReader
+)

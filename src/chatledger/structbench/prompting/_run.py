@@ -43,8 +43,8 @@ class RunOutcome:
 def strategy_named(name: str) -> Strategy:
     try:
         return STRATEGIES.get(name)
-    except KeyError as exc:
-        raise InputError(str(exc.args[0]), field="strategy") from None
+    except InputError as exc:
+        raise InputError(exc.detail, field="strategy") from None
 
 
 def examples_by_schema(documents: Sequence[Document]) -> dict[str, Example]:
