@@ -91,3 +91,31 @@ def test_a_clean_self_comparison_has_no_degenerate_output() -> None:
     assert (counts.duplicated_items, counts.cut_by_max_tokens, counts.empty_fields) == (0, 0, 0)
     # Every field of the bundled example but confidence (derived) and warnings (it has none).
     assert counts.reference_filled == 15
+
+
+def test_foreign_message_ids_counted_over_every_place_an_id_is_cited() -> None:
+    """A chunk of messages m-1 … m-10. Cited: 2 claim evidence ids (m-1, ex1-m01), 2 salient
+    ids (m-2, m-99), one turning point (ex1-m11) and a phase's two bounds (m-1, m-10): 7 ids,
+    3 of them foreign (ex1-m01, m-99, ex1-m11) → a share of 3/7. An invalid line cites
+    nothing."""
+    chunks = [make_chunk(chunk_id="c-1"), make_chunk(chunk_id="c-2")]
+    extraction = ext(
+        claims=[{"text": "a", "evidence": ["m-1", "ex1-m01"]}],
+        evidence_message_ids=["m-2", "m-99"],
+        emotional_arc={
+            "opening_mood": "joy",
+            "closing_mood": "joy",
+            "trajectory": "stable",
+            "turning_points": [{"message_id": "ex1-m11"}],
+        },
+        conversation_phases=[
+            {"phase": "opening", "start_message_id": "m-1", "end_message_id": "m-10"}
+        ],
+    )
+    challenger = {"c-1": ok_record("c-1", extraction), "c-2": _cut_invalid("c-2")}
+    counts = count_degenerate({}, challenger, chunks)
+    assert (counts.cited_message_ids, counts.foreign_message_ids) == (7, 3)
+    assert counts.foreign_share == 3 / 7
+    assert DegenerateOutputs(chunks=0, valid=0, duplicated_items=0, chunks_with_duplicates=0,
+                             cut_by_max_tokens=0, cut_and_invalid=0, empty_fields=0,
+                             reference_filled=0).foreign_share == 0.0  # fmt: skip

@@ -8,6 +8,9 @@ Small local models fail in three recognisable ways, and a composite alone hides 
 - **cut by max_tokens**: the reply ran into the token limit (OpenAI-compatible finish reason
   ``length``, Anthropic ``max_tokens``), recorded by ``chatledger extract`` in the line's usage.
   Such a reply is usually invalid JSON (counted invalid too) or an object closed early.
+- **foreign message ids**: evidence, salient messages, turning points or phase bounds citing a
+  message id the chunk does not hold (a small model copies the worked example's ids, or invents
+  some): such evidence can never match. Counted over valid extractions, beside all ids cited.
 - **empty fields**: a field left empty (an empty list, an empty summary, no arc) where the
   reference has content. ``confidence`` is not a field a model fills (it is computed from the
   items' confidences) and is left out.
@@ -21,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from chatledger.core import FIELDS_V3, Chunk, ExtractionRecord, ExtractionV3
+from chatledger.scoring._message_ids import cited_message_ids
 
 DUPLICATE_AT = 3
 CUT_FINISH_REASONS = frozenset({"length", "max_tokens"})
@@ -44,10 +48,17 @@ class DegenerateOutputs(BaseModel):
     empty_fields: int  # (chunk, field) slots left empty where the reference has content
     reference_filled: int  # (chunk, field) slots the reference fills: empty_fields' denominator
     empty_by_field: dict[str, int] = Field(default_factory=dict)
+    cited_message_ids: int = 0  # message ids cited by the valid extractions
+    foreign_message_ids: int = 0  # of those, ids their chunk does not hold
 
     @property
     def empty_share(self) -> float:
         return self.empty_fields / self.reference_filled if self.reference_filled else 0.0
+
+    @property
+    def foreign_share(self) -> float:
+        """Share of cited message ids that are not the chunk's (0 when none is cited)."""
+        return self.foreign_message_ids / self.cited_message_ids if self.cited_message_ids else 0.0
 
 
 def _item_text(item: object) -> str:
@@ -100,6 +111,7 @@ def count_degenerate(
 ) -> DegenerateOutputs:
     """The counts over the run's chunks (a chunk missing from a file counts as nothing)."""
     valid = duplicated = chunks_duplicated = cut = cut_invalid = empty = filled = 0
+    cited = foreign = 0
     by_field: Counter[str] = Counter()
     for chunk in chunks:
         record = challenger.get(chunk.chunk_id)
@@ -112,6 +124,10 @@ def count_degenerate(
         if extraction is None:
             continue
         valid += 1
+        known = {message.id for message in chunk.messages}
+        for _, message_id in cited_message_ids(extraction):
+            cited += 1
+            foreign += message_id not in known
         found = duplicated_items(extraction)
         duplicated += found
         chunks_duplicated += found > 0
@@ -137,4 +153,6 @@ def count_degenerate(
         empty_fields=empty,
         reference_filled=filled,
         empty_by_field={k: by_field[k] for k in _FILLABLE if by_field[k]},
+        cited_message_ids=cited,
+        foreign_message_ids=foreign,
     )

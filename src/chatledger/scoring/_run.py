@@ -34,6 +34,7 @@ from chatledger.scoring._aggregate import (
 from chatledger.scoring._calibration import reliability_bins_of
 from chatledger.scoring._config import ScoringConfig
 from chatledger.scoring._context import ChunkContext, ScoringContext
+from chatledger.scoring._message_ids import cited_message_ids
 from chatledger.scoring._types import FIELD_SCORERS, FieldScore, FieldScorer
 
 
@@ -394,7 +395,7 @@ def unknown_ids(
     if not _cites_unknown(extraction, known, fields):  # the usual case: nothing to name
         return problems
 
-    def check(message_id: str, where: str) -> None:
+    for where, message_id in cited_message_ids(extraction, fields):
         if message_id not in known:
             problems.append(
                 Problem(
@@ -404,26 +405,6 @@ def unknown_ids(
                     message=f"message id {message_id!r} is not in chunk {chunk_id}",
                 )
             )
-
-    for name in fields:
-        if name == "evidence_message_ids":
-            for j, mid in enumerate(extraction.evidence_message_ids):
-                check(mid, f"{name}.{j}")
-        elif name == "emotional_arc":
-            arc = extraction.emotional_arc
-            for i, point in enumerate(arc.turning_points if arc is not None else ()):
-                check(point.message_id, f"{name}.turning_points.{i}.message_id")
-        elif name == "conversation_phases":
-            for i, phase in enumerate(extraction.conversation_phases):
-                check(phase.start_message_id, f"{name}.{i}.start_message_id")
-                check(phase.end_message_id, f"{name}.{i}.end_message_id")
-        else:
-            items = getattr(extraction, name, None)
-            if not isinstance(items, list):
-                continue
-            for i, item in enumerate(items):
-                for j, mid in enumerate(getattr(item, "evidence", None) or ()):
-                    check(mid, f"{name}.{i}.evidence.{j}")
     return problems
 
 
