@@ -223,6 +223,31 @@ def test_min_reads_the_candidates_own_interval_which_run_json_shows(
     assert code == (0 if extraction["passed"] and topics["passed"] else 1)
 
 
+def test_a_minimum_inside_the_interval_passes_on_its_upper_end(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The clear drop's own topics figure: half the chunks at 2/3, half at 1 → 1 − 5/30 = 0.833.
+    # A resample's mean is 1 − k/30, k ~ Binomial(10, ½) chunks at 2/3. P(k ≤ 1) = 11/1024 =
+    # 1.1 % and P(k ≤ 2) = 56/1024 = 5.5 % put the 2.5 % point of k at 2 and the 97.5 % point
+    # at 8: the 95 % interval is [1 − 8/30, 1 − 2/30] = [0.733, 0.933] (the values are
+    # symmetric about the estimate, so BCa's corrections vanish: the percentile interval). A
+    # minimum of 0.9 lies inside it: the figure is not shown to be below 0.9, and the rule
+    # passes on the upper end; reading the lower end would fail it. --strict reads 0.833 < 0.9.
+    rules = "{fields.topics: {min: 0.9}}"
+    code, data, _ = _gate(capsys, str(runs["baseline"]), str(runs["clear"]), "--rules", rules)
+    (topics,) = data["outcomes"]
+    assert topics["candidate"] == pytest.approx(1 - 5 / 30, abs=1e-12)
+    assert topics["low"] == pytest.approx(1 - 8 / 30, abs=1e-12)
+    assert topics["high"] == pytest.approx(1 - 2 / 30, abs=1e-12)
+    assert topics["low"] < 0.9 < topics["high"]
+    assert topics["passed"] and topics["decided_on"] == "interval" and code == 0
+    assert "the interval reaches the minimum 0.9" in topics["reason"]
+    code, data, _ = _gate(
+        capsys, str(runs["baseline"]), str(runs["clear"]), "--rules", rules, "--strict"
+    )
+    assert not data["outcomes"][0]["passed"] and code == 1
+
+
 def test_chunk_order_does_not_change_the_verdict(
     runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,6 +3,8 @@ guards, at a boundary the other tests do not touch. Every test was checked by ap
 mutant to a copy of the source and watching the test fail.
 
 - ``matching/_kernel.py`` ``assign``: ``C = 100·(min(m, n) + 1)`` → ``C = 1000`` (28 × 28).
+- ``matching/_kernel.py`` ``_credit_weights``: ``A·u + C′ + t`` → ``A·u + t`` (the count term
+  dropped: a credit tie goes to similarity instead of the number of matches).
 - ``score/_calibration.py``, the numpy path: bins ``((m−1)/10, m/10]`` → ``[(m−1)/10, m/10)``
   (80 items, also pooled over a run).
 - ``score/_context.py`` ``ChunkContext.resolve``: ``best >= threshold`` → ``>`` (fuzzy 70.0).
@@ -51,6 +53,30 @@ def test_assign_keeps_the_maximum_count_on_28_by_28() -> None:
     rows, cols = assign(scores, 60.0)
     assert len(rows) == K
     assert rows.tolist() == cols.tolist() == list(range(K))
+
+
+# --- credit-first assignment: a credit tie goes to the count, then to similarity -------------
+#
+# Two entities a side, cutoff 25. r0–c0 is an exact name (credit 1, similarity 100); r0–c1
+# (60) and r1–c0 (30) are fuzzy-only (credit 0.5 each); r1–c1 is below the cutoff. The two
+# maximal matchings tie on credit, 1.0 each: {r0–c0} (one match, similarity 100) and
+# {r0–c1, r1–c0} (two matches, similarity 90). DESIGN.md §3 orders credit, then the number of
+# matches, then similarity: the two matches win. In credit units u (0.5 each) the weights are
+# A·u + C′ + S with k = 2, τ = 101, C′ = τ·(k + 1) = 303, A = (C′ + τ)·k = 808:
+#
+#   {r0–c0}:        808·2 + 303     + 100 = 2,019
+#   {r0–c1, r1–c0}: 808·2 + 303·2   +  90 = 2,312   → two matches
+#   without C′:     808·2 + 100 = 1,716  >  808·2 + 90 = 1,706   → one match (the mutant)
+
+
+def test_a_credit_tie_goes_to_the_matching_with_more_pairs() -> None:
+    scores = np.array([[100.0, 60.0], [30.0, 0.0]])
+    credit = np.array([[1.0, 0.5], [0.5, 0.0]])
+    rows, cols = assign(scores, 25.0, credit=credit)
+    assert sorted(zip(rows.tolist(), cols.tolist(), strict=True)) == [(0, 1), (1, 0)]
+    # Credit still comes first: make r0–c0 worth 1.5 (3 units) and the one match wins.
+    rows, cols = assign(scores, 25.0, credit=np.array([[1.5, 0.5], [0.5, 0.0]]))
+    assert list(zip(rows.tolist(), cols.tolist(), strict=True)) == [(0, 0)]
 
 
 def test_open_questions_f1_keeps_all_28_matches() -> None:

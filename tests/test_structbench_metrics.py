@@ -195,6 +195,21 @@ def test_dataset_weights_override_the_default_and_accept_wildcards() -> None:
     assert s.mv == pytest.approx(5 / 9)
 
 
+def test_all_zero_weights_make_wv_the_unweighted_share() -> None:
+    # A dataset may weigh every path 0 (a weight is "≥ 0"); Σ weights is then 0 and WV has no
+    # weighted share to take: it is MV, the share of ground-truth leaves matched (decisions:
+    # structbench). The prediction of the test above matches 5 of the 9 leaves → 5/9 for both;
+    # a WV of 0 or 1 here (the mutants `else 0.0`, `else 1.0`) would fail.
+    weights = dict.fromkeys(DOCUMENT.truth_leaves, 0.0)
+    zero = Document(id="z", input="", schema=SCHEMA, ground_truth=TRUTH, weights=weights)
+    assert zero.total_weight == 0.0
+    predicted = with_changes(total="12.50", items=[{"sku": "A1", "qty": "2"}])
+    s = score(json.dumps(predicted), zero)
+    assert (s.mv, s.wv) == (pytest.approx(5 / 9), pytest.approx(5 / 9))
+    # Every leaf matched: 1.0, not a division by zero.
+    assert score(TRUTH_TEXT, zero).wv == 1.0
+
+
 def test_an_iso_date_time_matches_the_date_but_fails_the_date_format() -> None:
     s = score(json.dumps(with_changes(date="2026-03-04T00:00:00")))
     assert (s.mk, s.mv, s.wv) == (1.0, 1.0, 1.0)

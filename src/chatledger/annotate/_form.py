@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field
 
 from chatledger.annotate._state import SCALAR_FIELDS
 from chatledger.core import extraction_json_schema
@@ -125,25 +125,3 @@ def form_spec(fields: list[str]) -> list[FieldSpec]:
         props = [_property(k, v, defs) for k, v in item.get("properties", {}).items()]
         out.append(FieldSpec(name=field, label=_label(field), kind="list", props=props))
     return out
-
-
-def new_item(spec: FieldSpec, participants: list[str]) -> JsonValue:
-    """What "add" puts in a field (the page builds the same from the spec; this is the
-    server's reference for tests)."""
-    if spec.kind in ("strings", "messages", "text"):
-        return ""
-    return {p.name: _default(p, participants) for p in spec.props}
-
-
-def _default(prop: PropertySpec, participants: list[str]) -> JsonValue:
-    if prop.widget == "enum":
-        return prop.values[0]
-    if prop.widget == "speaker":
-        return None if prop.nullable else (participants[0] if participants else "")
-    if prop.widget in ("speakers", "evidence", "subitems"):
-        return []
-    if prop.widget == "number":
-        return 0.5
-    if prop.widget == "hidden":
-        return None
-    return ""

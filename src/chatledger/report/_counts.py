@@ -378,11 +378,6 @@ _FIGURES = (
 )
 
 
-def interval_kind(key: str) -> str:
-    """The ``resampling`` entry of an interval key (``overall``, a layer, ``extraction.<f>``)."""
-    return "fields" if key.startswith("extraction.") else key
-
-
 def figure_label(key: str) -> str:
     if key.startswith("extraction."):
         return f"field {key.split('.', 1)[1]}"

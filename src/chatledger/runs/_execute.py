@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import ValidationError
 
 from chatledger.core import (
@@ -60,7 +59,7 @@ from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used
 from chatledger.runs._rows import downstream_rows, extraction_rows
 from chatledger.runs._series import build_series
 from chatledger.runs._stages import StageOutput, StageStore, stage_key
-from chatledger.runs._stats import FloatArray, ModelSeries, compute_run_stats, stats_rows
+from chatledger.runs._stats import ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
 from chatledger.runs._units import (
     BatchGroup,
@@ -782,10 +781,6 @@ def _mapping(value: Any) -> dict[str, Any]:
 def _list(value: Any) -> list[Any]:
     assert isinstance(value, list)
     return value
-
-
-def _array(values: Sequence[float | None]) -> FloatArray:
-    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
 def _peak_memory_mb() -> float:
