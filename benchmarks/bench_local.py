@@ -14,8 +14,12 @@ Figures per repeat (the median of ``--repeats`` is reported):
 - fraction in the model = Σ call latency / wall time; the rest (prompt building, validation,
   cache, accounting, writing the lines) is ChatLedger's, reported per chunk in milliseconds.
 
+``--constraints both`` alternates repeats with and without the schema constraints local models
+get by default (bounded lists and texts, the chunk's own message ids: docs/local-models.md) and
+prints the ratio of their median output tokens/s: what the larger grammar costs.
+
 Run: python benchmarks/bench_local.py [--model smollm2-135m] [--chunks 4] [--repeats 3]
-        [--max-tokens 256] [--threads 2]
+        [--max-tokens 256] [--threads 2] [--constraints on|off|both]
 Writes benchmarks/results/bench_local.json.
 """
 
@@ -35,7 +39,7 @@ from typing import Any
 
 from chatledger.corpus import read_chunks
 from chatledger.demo import write_bundled_corpus
-from chatledger.extraction import extract_chunks
+from chatledger.extraction import extract_chunks, schema_constraints_for
 from chatledger.providers import (
     LOCAL_CALL_SETTINGS,
     CompletionCache,
@@ -53,7 +57,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def one_repeat(
-    model: str, chunks: list[Any], warm: list[Any], args: argparse.Namespace
+    model: str, chunks: list[Any], warm: list[Any], args: argparse.Namespace, constrained: bool
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -69,7 +73,9 @@ def one_repeat(
             "max_tokens": args.max_tokens,
             "temperature": 0.0,
             "options": {"seed": 0, "repeat_penalty": 1.1},
-            "strict_schema": True,
+            "constraints": schema_constraints_for(
+                model, True, bounded=constrained, chunk_ids=constrained
+            ),
         }
         try:
             started = time.perf_counter()
@@ -108,6 +114,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--constraints", choices=["on", "off", "both"], default="on")
     args = parser.parse_args()
     if not os.environ.get("CHATLEDGER_LLAMA_SERVER"):
         # The runtime `make local-runtime` installs, as the test suite uses it.
@@ -118,16 +125,28 @@ def main() -> None:
     warm, chunks = every[-1:], every[: args.chunks]
     model = f"local:{args.model}"
     runs = []
+    modes = {"on": [True], "off": [False], "both": [True, False]}[args.constraints]
     for i in range(args.repeats):
-        result = one_repeat(model, chunks, warm, args)
-        runs.append(result)
-        print(
-            f"repeat {i + 1}: {result['s_per_chunk']:.1f} s/chunk, "
-            f"{result['output_tokens_per_s']:.1f} output tokens/s, "
-            f"{result['fraction_in_model']:.4f} of the time in the model",
-            file=sys.stderr,
-        )
+        for constrained in modes:
+            result = one_repeat(model, chunks, warm, args, constrained)
+            result["constrained"] = float(constrained)
+            runs.append(result)
+            print(
+                f"repeat {i + 1} ({'constrained' if constrained else 'unconstrained'}): "
+                f"{result['s_per_chunk']:.1f} s/chunk, "
+                f"{result['output_tokens_per_s']:.1f} output tokens/s, "
+                f"{result['fraction_in_model']:.4f} of the time in the model",
+                file=sys.stderr,
+            )
     median = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+    if args.constraints == "both":
+
+        def speed(flag: float) -> float:
+            return statistics.median(
+                r["output_tokens_per_s"] for r in runs if r["constrained"] == flag
+            )
+
+        median["constrained_over_unconstrained_tokens_per_s"] = speed(1.0) / speed(0.0)
     runtime = "llama-server" if os.environ.get("CHATLEDGER_LLAMA_SERVER") else "node-llama-cpp"
     report = {
         "benchmark": "bench_local",
@@ -139,6 +158,7 @@ def main() -> None:
         "chunks": args.chunks,
         "max_tokens": args.max_tokens,
         "repeats": args.repeats,
+        "constraints": args.constraints,
         "median": median,
         "runs": runs,
     }

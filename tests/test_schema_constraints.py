@@ -127,3 +127,19 @@ def test_defaults_for_local_and_hosted_models() -> None:
     assert off == SchemaConstraints(strict=True)
     recorded = local.fingerprint()
     assert recorded is not None and recorded["evidence_ids"] == "chunk"
+
+
+def test_the_docs_table_of_bounds_is_the_code_s() -> None:
+    from generated_docs import check_block
+
+    bounds = gold_list_bounds()
+    rows = ["| list | maxItems |", "|---|---|"]
+    rows += [f"| `{name}` | {limit} |" for name, limit in bounds.fields.items()]
+    rows += [
+        f"| evidence and `made_by` (per item) | {bounds.evidence} |",
+        f"| `emotional_arc.turning_points` | {bounds.turning_points} |",
+        "",
+        f"Free strings: `maxLength` {bounds.text_chars}; the summary: {bounds.summary_chars}. "
+        f"Source: {bounds.source}.",
+    ]
+    check_block("docs/local-models.md", "list-bounds", "\n".join(rows))
