@@ -8,54 +8,32 @@ benchmark can report how much of scoring is spent outside the kernel.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, process, utils
 
+_solver: Callable[..., tuple[Any, Any]] | None = None
 
-def _load_linear_sum_assignment() -> Callable[..., tuple[Any, Any]]:
-    """``scipy.optimize.linear_sum_assignment`` without importing all of ``scipy.optimize``.
 
-    The function is the C extension ``scipy.optimize._lsap``'s own (``scipy.optimize`` only
-    re-exports that built-in), but importing it the usual way first runs the package's
-    ``__init__``, which loads linprog, linalg, sparse, the array-API layer and numpy.testing:
-    ~0.3 s of every ``chatledger score``. The extension is loaded from its file on its own,
-    not registered in ``sys.modules`` (a later ``import scipy.optimize`` loads it normally);
-    any surprise in scipy's layout falls back to the plain import.
+def linear_sum_assignment(weights: FloatMatrix, *, maximize: bool = False) -> tuple[Any, Any]:
+    """``scipy.optimize.linear_sum_assignment``, imported on the first call.
+
+    Importing ``scipy.optimize`` loads linprog, linalg, sparse and the array-API layer, a
+    fixed cost that a command which never assigns (``--help``, ``gate``, ``stats``, reading a
+    run) should not pay; a command that scores pays it once, as any script calling scipy does.
     """
-    try:
-        import scipy
+    global _solver
+    if _solver is None:
+        from scipy.optimize import linear_sum_assignment as solver
 
-        folder = Path(scipy.__file__).parent / "optimize"
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            candidate = folder / f"_lsap{suffix}"
-            if candidate.is_file():
-                name = "scipy.optimize._lsap"
-                loader = importlib.machinery.ExtensionFileLoader(name, str(candidate))
-                spec = importlib.util.spec_from_file_location(name, candidate, loader=loader)
-                if spec is None:
-                    break
-                module = importlib.util.module_from_spec(spec)
-                loader.exec_module(module)
-                function: Callable[..., tuple[Any, Any]] = module.linear_sum_assignment
-                return function
-    except (ImportError, OSError, AttributeError):
-        pass
-    from scipy.optimize import linear_sum_assignment as imported
+        _solver = solver
+    return _solver(weights, maximize=maximize)
 
-    fallback: Callable[..., tuple[Any, Any]] = imported
-    return fallback
-
-
-linear_sum_assignment = _load_linear_sum_assignment()
 
 FloatMatrix = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
