@@ -127,3 +127,67 @@ def test_score_loads_only_what_scoring_uses(tmp_path: Path) -> None:
     unused = {"scipy.stats", "yaml", "chatledger.corpus._ami"}
     assert not unused & names
     assert not {f"chatledger.cli.{m}" for m in ALL_MODULES} & names
+
+
+def _small_run(folder: Path) -> Path:
+    """A real run of four chunks in two conversations (extraction and downstream)."""
+    import json
+
+    from chatledger.runs import execute_run, load_run_config
+
+    chunks, gold, other = [], [], []
+    for i in range(4):
+        chunks.append(
+            {
+                "chunk_id": f"c{i}",
+                "conversation_id": f"v{i // 2}",
+                "participants": ["Ana", "Ben"],
+                "messages": [{"id": f"c{i}m1", "speaker": "Ana", "text": "budget"}],
+            }
+        )
+        gold.append({"chunk_id": f"c{i}", "model": "gold", "extraction": {"topics": ["budget"]}})
+        other.append({"chunk_id": f"c{i}", "model": "other", "extraction": {"topics": []}})
+    for name, rows in (("chunks", chunks), ("gold", gold), ("other", other)):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = {
+        "chunks": "chunks.jsonl",
+        "reference": {"file": "gold.jsonl"},
+        "challengers": [{"file": "other.jsonl"}],
+        "layers": ["extraction", "downstream"],
+    }
+    (folder / "run.yaml").write_text(json.dumps(config))
+    execute_run(load_run_config(folder / "run.yaml"), folder / "out")
+    return folder / "out"
+
+
+def test_gate_and_stats_load_only_what_reading_a_run_uses(tmp_path: Path) -> None:
+    # Readers of a run resample per-unit statistics with numpy: neither scipy (scipy.stats
+    # alone was 1 s of a 1.7 s gate) nor the machinery that makes runs (model calls, the
+    # executors) is theirs to load (benchmarks/bench_readers.py measures what is left).
+    out = _small_run(tmp_path)
+    unused = {
+        "scipy.stats",
+        "scipy.special",
+        "scipy.optimize",
+        "chatledger.providers",
+        "chatledger.extraction",
+        "chatledger.runs._execute",
+        "chatledger.runs._config",
+    }
+    gated = run(LAZY, "gate", str(out), str(out), "--rules", "{overall: {min: 0.1}}",
+                "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert gated.returncode == 0, gated.stderr[-2000:]
+    names = modules_imported(gated.stderr)
+    assert "chatledger.runs._paired" in names and not unused & names
+    shown = run(LAZY, "stats", str(out), "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert not unused & modules_imported(shown.stderr)
+
+
+def test_the_runs_package_loads_each_name_from_its_module() -> None:
+    import chatledger.runs as runs
+
+    assert set(runs._WHERE) == set(runs.__all__)
+    for name in runs.__all__:
+        module = importlib.import_module(f"chatledger.runs.{runs._WHERE[name]}")
+        assert getattr(runs, name) is getattr(module, name)

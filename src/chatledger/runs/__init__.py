@@ -1,28 +1,68 @@
-"""Runs: a YAML config in, a run directory out (run.json, scores.parquet, downstream.json)."""
+"""Runs: a YAML config in, a run directory out (run.json, scores.parquet, downstream.json).
 
-from chatledger.runs._audit import (
-    DEFAULT_SEVERITIES,
-    AuditCase,
-    AuditCurve,
-    audit_cases,
-    audit_metrics,
-    pitfall_summary,
-)
-from chatledger.runs._compare import compare_runs
-from chatledger.runs._config import (
-    DEFAULT_LAYER_WEIGHTS,
-    LoadedRunConfig,
-    RunConfig,
-    load_run_config,
-)
-from chatledger.runs._execute import execute_run
-from chatledger.runs._results import (
-    ModelSummary,
-    RunResult,
-    layer_weights_used,
-    overall_composite,
-)
-from chatledger.runs._tables import RUN_LEVEL, SCORE_SCHEMA, ScoreTableWriter, read_score_table
+The names below are loaded on first use: readers of a run (the gate, report, stats) import
+``chatledger.runs._series`` and its neighbours, and must not pay for the run's config, its
+model calls and its executors (extraction, the providers, pyarrow's writers).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatledger.runs._audit import (
+        DEFAULT_SEVERITIES,
+        AuditCase,
+        AuditCurve,
+        audit_cases,
+        audit_metrics,
+        pitfall_summary,
+    )
+    from chatledger.runs._compare import compare_runs
+    from chatledger.runs._config import (
+        DEFAULT_LAYER_WEIGHTS,
+        LoadedRunConfig,
+        RunConfig,
+        load_run_config,
+    )
+    from chatledger.runs._execute import execute_run
+    from chatledger.runs._results import (
+        ModelSummary,
+        RunResult,
+        layer_weights_used,
+        overall_composite,
+    )
+    from chatledger.runs._tables import (
+        RUN_LEVEL,
+        SCORE_SCHEMA,
+        ScoreTableWriter,
+        read_score_table,
+    )
+
+# name → the module that defines it
+_WHERE = {
+    "DEFAULT_LAYER_WEIGHTS": "_config",
+    "DEFAULT_SEVERITIES": "_audit",
+    "RUN_LEVEL": "_tables",
+    "SCORE_SCHEMA": "_tables",
+    "AuditCase": "_audit",
+    "AuditCurve": "_audit",
+    "LoadedRunConfig": "_config",
+    "ModelSummary": "_results",
+    "RunConfig": "_config",
+    "RunResult": "_results",
+    "ScoreTableWriter": "_tables",
+    "audit_cases": "_audit",
+    "audit_metrics": "_audit",
+    "compare_runs": "_compare",
+    "execute_run": "_execute",
+    "layer_weights_used": "_results",
+    "load_run_config": "_config",
+    "overall_composite": "_results",
+    "pitfall_summary": "_audit",
+    "read_score_table": "_tables",
+}
 
 __all__ = [
     "DEFAULT_LAYER_WEIGHTS",
@@ -46,3 +86,11 @@ __all__ = [
     "pitfall_summary",
     "read_score_table",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:  # tests/test_cli_lazy.py holds _WHERE to __all__
+        value = getattr(import_module(f"chatledger.runs.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'chatledger.runs' has no attribute {name!r}")

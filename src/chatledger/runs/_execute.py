@@ -51,14 +51,13 @@ from chatledger.runs._models import (
     needs_model_calls,
     plan_extractions,
     run_extractions,
-    safe_file_name,
 )
 from chatledger.runs._panel import build_judges, judge_entry
 from chatledger.runs._record import build_record
 from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_composite
 from chatledger.runs._rows import downstream_rows, extraction_rows
 from chatledger.runs._series import build_series
-from chatledger.runs._stages import StageOutput, StageStore, stage_key
+from chatledger.runs._stages import StageOutput, StageStore, safe_file_name, stage_key
 from chatledger.runs._stats import ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
 from chatledger.runs._units import (

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -44,6 +42,7 @@ from chatledger.providers import (
     run_sync,
 )
 from chatledger.runs._config import LoadedRunConfig, ModelSource, RunConfig
+from chatledger.runs._stages import safe_file_name
 
 EXTRACTIONS_DIR = "extractions"
 
@@ -124,15 +123,6 @@ def _budget(loaded: LoadedRunConfig) -> Budget:
         return Budget(cap_usd=config.budget_usd, name=config.budget_name)
     except InputError as exc:
         raise InputError(exc.detail, path=loaded.path, field="budget_name") from None
-
-
-def safe_file_name(name: str) -> str:
-    """A file name for a model name: unsafe characters become ``_``, plus a short hash of the
-    name when anything was replaced, so two names never share a file."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
-    if safe != name:
-        safe = f"{safe[:80]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
-    return safe
 
 
 def extraction_path(out_dir: Path, name: str) -> Path:

@@ -25,9 +25,8 @@ import numpy as np
 
 from chatledger.core import InputError
 from chatledger.record import ConversationRun, ModelResult, read_run_record
-from chatledger.runs._models import safe_file_name
 from chatledger.runs._series import build_series
-from chatledger.runs._stages import StageOutput, StageStore
+from chatledger.runs._stages import StageFigures, StageStore, safe_file_name
 from chatledger.runs._stats import FloatArray, ModelSeries, _Columns, _Figures, _stack
 from chatledger.scoring import statistic_names
 from chatledger.stats import intervals_from, paired_from, resample_statistics
@@ -88,7 +87,7 @@ def read_conversation_run(run_dir: Path, role: str) -> ConversationRun:
 def load_run_side(run_dir: Path, record: ConversationRun, model: ModelResult) -> RunSide:
     """The series of ``model`` from the stage outputs ``run.json`` names."""
     store = StageStore(run_dir)
-    outputs: dict[str, StageOutput] = {}
+    outputs: dict[str, StageFigures] = {}
     for layer in model.layers:
         stage = STAGE_OF_LAYER.get(layer)
         key = next(

@@ -12,14 +12,14 @@ from functools import partial
 
 import numpy as np
 
-from chatledger.runs._stages import StageOutput
+from chatledger.runs._stages import StageFigures
 from chatledger.runs._stats import FloatArray, ModelSeries
 from chatledger.scoring import statistic_names
 
 
 def build_series(
     name: str,
-    outputs: Mapping[str, StageOutput],
+    outputs: Mapping[str, StageFigures],
     *,
     n_chunks: int,
     chunk_conversations: Sequence[str],
@@ -51,7 +51,7 @@ def build_series(
 
 
 def _downstream_series(
-    output: StageOutput,
+    output: StageFigures,
     chunk_conversations: Sequence[str],
     consumer_weights: Mapping[str, float] | None,
 ) -> tuple[dict[str, dict[str, FloatArray]], partial[FloatArray]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,10 +42,12 @@ def stage_key(stage: str, files: Sequence[Path | str], settings: JsonValue) -> s
     return digest.hexdigest()
 
 
-class StageOutput(BaseModel):
-    """What a stage of one model produced, besides its score rows."""
+class StageFigures(BaseModel):
+    """The per-unit statistics of a stage's output: what the run's statistics and the gate
+    resample. Read alone (:meth:`StageStore.load_output`), the rest of the file — summaries,
+    judgement lines, megabytes at 1,000 chunks — is skipped, not validated."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
 
     version: int = STAGE_VERSION
     stage: str
@@ -53,14 +56,21 @@ class StageOutput(BaseModel):
     layer_score: float | None = None
     # Per-chunk values in run order (None: not available, e.g. an unscored chunk).
     per_chunk: list[float | None] = Field(default_factory=list)
-    fields_per_chunk: dict[str, list[float | None]] = Field(default_factory=dict)
     # Layer 1's additive per-chunk statistics (score.statistic_names), field → chunk rows in
     # run order (zeros where the field was not scored): what the bootstrap resamples.
     field_stats: dict[str, list[list[float]]] = Field(default_factory=dict)
     aggregate: str | None = None  # the aggregate layer 1's composite used
-    summary: dict[str, JsonValue] = Field(default_factory=dict)
     # Downstream stage: conversation id (run order) → consumer that ran → its additive counts.
     conversation_counts: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+
+
+class StageOutput(StageFigures):
+    """What a stage of one model produced, besides its score rows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fields_per_chunk: dict[str, list[float | None]] = Field(default_factory=dict)
+    summary: dict[str, JsonValue] = Field(default_factory=dict)
     lines: list[str] = Field(default_factory=list)  # judgements.jsonl lines (judge stage)
     seconds: float = 0.0
     units: int = 0
@@ -95,15 +105,15 @@ class StageStore:
         rows: list[Row] = list(zip(*columns, strict=True)) if columns else []
         return output, rows
 
-    def load_output(self, model_file: str, stage: str, key: str) -> StageOutput | None:
-        """The stored output with this key without its score rows (what a reader of the per-unit
-        statistics needs); None as for :meth:`load`. The JSON is written after the rows, so a
-        JSON with the key means a finished stage."""
+    def load_output(self, model_file: str, stage: str, key: str) -> StageFigures | None:
+        """The stored output's per-unit statistics, for this key, without its score rows,
+        summary or lines (what a reader of the statistics needs); None as for :meth:`load`.
+        The JSON is written after the rows, so a JSON with the key means a finished stage."""
         meta_path, rows_path = self._paths(model_file, stage)
         if not meta_path.is_file() or not rows_path.is_file():
             return None
         try:
-            output = StageOutput.model_validate_json(meta_path.read_bytes())
+            output = StageFigures.model_validate_json(meta_path.read_bytes())
         except (OSError, ValidationError):
             return None
         return output if output.key == key and output.version == STAGE_VERSION else None
@@ -122,3 +132,12 @@ class StageStore:
         with atomic_path(rows_path) as temporary:
             pq.write_table(table, temporary, compression="zstd")
         atomic_write_text(meta_path, output.model_dump_json())
+
+
+def safe_file_name(name: str) -> str:
+    """A file name for a model name: unsafe characters become ``_``, plus a short hash of the
+    name when anything was replaced, so two names never share a file."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
+    if safe != name:
+        safe = f"{safe[:80]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
+    return safe

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -80,6 +79,10 @@ def _scipy_interval(
     # number of series and chunks (scipy otherwise materialises all resamples at once).
     rows, n = data.shape
     batch = max(1, min(n_resamples, int(32e6 // (8 * rows * n))))
+
+    # scipy.stats costs ~1 s to import; only the callers of this engine need it (not gate,
+    # stats, report, which read runs).
+    from scipy import stats
 
     def run(kind: str) -> tuple[FloatArray, FloatArray]:
         with warnings.catch_warnings():

@@ -22,10 +22,10 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtr, ndtri
 
 from chatledger.stats._bootstrap import Interval
 
@@ -118,6 +118,18 @@ def intervals_from(
     return out
 
 
+# The standard normal's CDF and its inverse, from the standard library: scipy.special's ndtr
+# and ndtri agree to 1e-13 relative (1e-15 where levels are), and importing scipy.special
+# costs a gate 0.12 s of CPU.
+# erfc keeps the lower tail's precision (0.5·(1 + erf) rounds to 0 below about −8).
+_NORMAL = NormalDist()
+_ndtri = _NORMAL.inv_cdf
+
+
+def _ndtr(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
 def _bca_levels(
     estimate: float, boot: FloatArray, jackknife: FloatArray, alpha: float
 ) -> tuple[float, float] | None:
@@ -125,17 +137,17 @@ def _bca_levels(
     below = float(np.mean(boot < estimate))
     if below <= 0.0 or below >= 1.0:
         return None
-    z0 = float(ndtri(below))
+    z0 = _ndtri(below)
     centred = jackknife.mean() - jackknife
     spread = float(np.sum(centred**2))
     accel = float(np.sum(centred**3)) / (6.0 * spread**1.5) if spread > 0 else 0.0
     levels = []
-    for z_alpha in (ndtri(alpha), ndtri(1.0 - alpha)):
+    for z_alpha in (_ndtri(alpha), _ndtri(1.0 - alpha)):
         shifted = z0 + z_alpha
         denominator = 1.0 - accel * shifted
         if denominator <= 0:
             return None
-        levels.append(float(ndtr(z0 + shifted / denominator)))
+        levels.append(_ndtr(z0 + shifted / denominator))
     if not all(math.isfinite(v) for v in levels):
         return None
     return levels[0], levels[1]

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 FloatArray = npt.NDArray[np.float64]
 _FLOOR = 1e-3  # a zero weight still gets a little mass, so the draw can explore it
@@ -34,6 +33,8 @@ def _tau(a: FloatArray, b: FloatArray) -> float:
             if np.array_equal(np.argsort(-a, kind="stable"), np.argsort(-b, kind="stable"))
             else 0.0
         )
+    from scipy import stats  # ~1 s to import: only when a τ is asked for
+
     return float(stats.kendalltau(a, b).statistic)
 
 
