@@ -305,6 +305,56 @@ def test_ami_smaller_chunks_keep_every_item(tmp_path: Path) -> None:
     assert decisions == 3 + 8 + 1  # abstractive ES2002a + ES2002d, + the transcript-worded span
 
 
+def _release_of(meeting: str, root: Path) -> Path:
+    """A copy of the sample release holding one meeting's files (and the shared resources)."""
+    import shutil
+
+    for path in AMI.rglob("*"):
+        shared = path.parent.name in ("ontologies", "corpusResources")
+        if path.is_file() and (shared or path.name.startswith(f"{meeting}.")):
+            target = root / path.relative_to(AMI)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    return root
+
+
+def _covered(root: Path) -> set[str]:
+    return {name for g in read_ami(root).gold for name in g.covers}
+
+
+@needs_ami
+def test_ami_covers_only_what_survived_the_import(tmp_path: Path) -> None:
+    """A layer whose items were all dropped, or whose argument units are all "Other
+    (unlabelled)", covers nothing (DESIGN §7 human gold; issue 27)."""
+    root = _release_of("ES2002a", tmp_path / "release")
+    before = _covered(root)
+    assert {"action_items", "claims"} <= before
+    actions = {i for i, _ in _abstract_sentences("actions") if i.startswith("ES2002a.")}
+    assert actions  # ES2002a's abstract names action items
+    # Cut every summary link of the action sentences: each is then dropped ("without linked
+    # acts"), and a gold saying "no action items" would score every prediction as invented.
+    links = root / "extractive" / "ES2002a.summlink.xml"
+    tree = ET.parse(links)
+    for link in list(tree.getroot()):
+        targets = {p.get("href", "").split("#id(")[-1].rstrip(")") for p in link}
+        if targets & actions:
+            tree.getroot().remove(link)
+    tree.write(links, encoding="ISO-8859-1")
+    # Every argument unit typed "Other (unlabeled)" (ae_6): the annotators marked no argument.
+    for path in (root / "argumentation" / "ae").glob("ES2002a.*.argumentstructs.xml"):
+        path.write_text(
+            re.sub(
+                r"ae-types\.xml#id\(ae_\d\)", "ae-types.xml#id(ae_6)", path.read_text("latin-1")
+            ),
+            encoding="latin-1",
+        )
+    corpus = read_ami(root)
+    after = {name for g in corpus.gold for name in g.covers}
+    assert after == before - {"action_items", "claims"}
+    assert corpus.dropped["meetings with every action_items item dropped (not covered)"] == 1
+    assert corpus.dropped["meetings whose argument units are all unlabelled (no claims)"] == 1
+
+
 def test_ami_minimal_release_reads_without_optional_layers(tmp_path: Path) -> None:
     """A release with only words and dialogue acts: chunks by size, nothing covered."""
     root = tmp_path / "release"

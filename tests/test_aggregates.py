@@ -100,6 +100,54 @@ def test_pair_components_pool_over_all_matched_pairs() -> None:
     assert items.macro == pytest.approx(0.85)
 
 
+def test_micro_pair_terms_count_by_the_pooled_matched_share_and_components_follow() -> None:
+    # Chunk a: 1 action item on each side, matched, right owner. Chunk b: 4 reference items and
+    # 4 unrelated predictions, nothing matched.
+    def item(text: str) -> dict[str, str]:
+        return {"text": text, "owner": "Ness"}
+
+    a = ext(action_items=[item("book the hall")])
+    b_ref = ext(action_items=[item(t) for t in ("print menus", "call the band", "pay dj", "mop")])
+    b_pred = ext(action_items=[item(t) for t in ("weather", "holiday", "pizza", "football")])
+    challenger = {"a": ok_record("a", a), "b": ok_record("b", b_pred)}
+    covered = {
+        cid: dataclasses.replace(ok_record(cid, r), covers=("action_items",))
+        for cid, r in (("a", a), ("b", b_ref))
+    }
+    micro = score_records(covered, challenger).fields["action_items"]
+    # Pooled: M = 1, R = 5, P = 5 → P = R = F1 = 0.2; owner 1/1; matched share 2·1/10 = 0.2.
+    # micro score = 0.70·0.2 + 0.30·1·0.2 = 0.2 (one match out of five cannot add the whole 0.30)
+    assert micro.score == pytest.approx(0.2)
+    # The components shown are the micro ones the score was built from.
+    assert micro.components == {"text_f1": pytest.approx(0.2), "owner_accuracy": 1.0}
+    # Macro: chunk a 1.0, chunk b 0.0 → 0.5; its components are per-chunk means.
+    reference = {"a": ok_record("a", a), "b": ok_record("b", b_ref)}
+    macro = score_records(reference, challenger).fields["action_items"]
+    assert macro.score == pytest.approx(0.5)
+    assert macro.components == {"text_f1": 0.5, "owner_accuracy": 0.5}
+
+
+def test_micro_components_of_the_emotional_arc_average_chunks_that_have_one() -> None:
+    # Chunk a: both arcs, same opening, other closing; chunk b: neither side has an arc.
+    arc = {"opening_mood": "joy", "closing_mood": "joy", "trajectory": "stable"}
+    other = {"opening_mood": "joy", "closing_mood": "anger", "trajectory": "stable"}
+    reference = {
+        cid: dataclasses.replace(ok_record(cid, r), covers=("emotional_arc",))
+        for cid, r in (("a", ext(emotional_arc=arc)), ("b", ext()))
+    }
+    challenger = {"a": ok_record("a", ext(emotional_arc=other)), "b": ok_record("b", ext())}
+    field = score_records(reference, challenger).fields["emotional_arc"]
+    # Chunk a: opening 1, closing 0, trajectory 1, turning points (none either side) 1 → 0.75;
+    # micro is the mean over the one chunk with an arc, and so are its components.
+    assert field.score == 0.75
+    assert field.components == {
+        "opening": 1.0,
+        "closing": 0.0,
+        "trajectory": 1.0,
+        "turning_points_f1": 1.0,
+    }
+
+
 def test_an_invalid_chunk_counts_its_reference_items_as_missed() -> None:
     reference = {
         "a": ok_record("a", ext(topics=["agenda"])),
@@ -136,6 +184,40 @@ def test_entities_pool_their_credit() -> None:
     assert entities.n_matched == 1.5
     assert entities.micro["f1"] == pytest.approx(0.75)  # 1.5 / 2 both ways
     assert entities.micro["exact_share"] == 0.5
+
+
+def test_set_fields_name_what_they_count_and_keep_the_items_listed() -> None:
+    # Chunk a: the reference lists 3 moves, two of them (anchoring, Ness): 2 distinct pairs;
+    # the challenger lists (anchoring, Ness) once. Chunk b is invalid: its 1 reference move
+    # counts as missed. Pairs: matched 1, reference 2 + 1 = 3, predicted 1; moves 3 + 1 = 4.
+    def move(pattern: str, actor: str) -> dict[str, str]:
+        return {"pattern": pattern, "actor": actor, "text": "x"}
+
+    reference = {
+        "a": ok_record(
+            "a",
+            ext(
+                negotiation_patterns=[
+                    move("anchoring", "Ness"),
+                    move("anchoring", "Ness"),
+                    move("concession", "Sam"),
+                ]
+            ),
+        ),
+        "b": ok_record("b", ext(negotiation_patterns=[move("concession", "Sam")])),
+    }
+    challenger = {
+        "a": ok_record("a", ext(negotiation_patterns=[move("anchoring", "Ness")])),
+        "b": ExtractionRecord(chunk_id="b", model="m", status=RecordStatus.INVALID),
+    }
+    report = score_records(reference, challenger)
+    field = report.fields["negotiation_patterns"]
+    assert (field.n_matched, field.n_reference, field.n_predicted) == (1, 3, 1)
+    assert (field.n_reference_items, field.n_predicted_items) == (4, 1)
+    assert field.counted_as == "distinct (pattern, actor) pairs"
+    # The summary matches no items: it has no matched count (never "matched 0").
+    summary = report.to_dict()["fields"]["summary"]
+    assert summary["n_matched"] is None and "counted_as" not in summary
 
 
 def test_streamed_and_in_memory_scoring_agree_on_counts(tmp_path: Path) -> None:

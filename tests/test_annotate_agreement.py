@@ -120,15 +120,16 @@ def test_hand_computed_field_agreement_and_alpha(two_annotators: tuple[Path, Pat
     # Pooled: 2 matched of 3 on each side: precision = recall = F1 = 2/3. Polarity over the 2
     # matched pairs: 1/2. Subject consistency: the one pair of matched claims (c1) has
     # different subjects in A (hotel, train) and in B (hotel, train): agrees, 1/1.
-    # micro = 0.60·2/3 + 0.25·1/2 + 0.15·1 = 0.4 + 0.125 + 0.15 = 0.675.
+    # Matched share 2·2/(3+3) = 2/3 (DESIGN §3: pair terms count by it).
+    # micro = 0.60·2/3 + (0.25·1/2 + 0.15·1)·2/3 = 0.4 + 0.1833 = 0.5833.
     parts = claims.micro_parts
     assert parts["precision"] == pytest.approx(2 / 3)
     assert parts["recall"] == pytest.approx(2 / 3)
     assert parts["f1"] == pytest.approx(2 / 3)
     assert parts["polarity_accuracy"] == pytest.approx(0.5)
     assert parts["subject_consistency"] == pytest.approx(1.0)
-    assert claims.micro == pytest.approx(0.675)
-    assert claims.agreement == pytest.approx(0.675)
+    assert claims.micro == pytest.approx(0.4 + 0.275 * 2 / 3)
+    assert claims.agreement == pytest.approx(0.4 + 0.275 * 2 / 3)
     # Macro: c1 = 0.60·1 + 0.25·0.5 + 0.15·1 = 0.875; c2 = 0 (one item each, no match);
     # mean 0.4375.
     assert claims.macro == pytest.approx(0.4375)
@@ -623,13 +624,13 @@ def test_cli_json_and_table(
     assert code == 0, err
     data = json.loads(out)
     assert data["version"] == 1
-    assert data["fields"]["claims"]["micro"] == pytest.approx(0.675)
+    assert data["fields"]["claims"]["micro"] == pytest.approx(0.4 + 0.275 * 2 / 3)
     assert data["alpha"]["claims.polarity"]["alpha"] == pytest.approx(0.4)
     assert data["judges"] == []
 
     code, out, err = _run(["annotate", "agreement", str(a), str(b), "--resamples", "50"])
     assert code == 0, err
-    assert "claims.polarity" in out and "0.675" in out
+    assert "claims.polarity" in out and "0.583" in out
     assert max(len(line) for line in out.splitlines()) <= 80
 
     gold, run = judged_run
@@ -724,6 +725,6 @@ def test_chunks_file_resolves_names_and_bounds_the_chunks(
     # "Sam" and "sam ruiz" both resolve to the participant Sam Ruiz: the owner agrees, 1.0.
     assert report.fields["action_items"].agreement == pytest.approx(1.0)
     # c1: A's hotel and train claims against B's hotel claim: P = 1, R = 1/2, F1 = 2/3;
-    # polarity 1 (con/con); one matched claim, same subject: 1.
-    # 0.60·2/3 + 0.25 + 0.15 = 0.8.
-    assert report.fields["claims"].agreement == pytest.approx(0.8)
+    # polarity 1 (con/con); one matched claim, same subject: 1; matched share 2·1/(2+1) = 2/3.
+    # 0.60·2/3 + (0.25 + 0.15)·2/3 = 0.4 + 0.2667 = 0.6667.
+    assert report.fields["claims"].agreement == pytest.approx(0.4 + 0.4 * 2 / 3)

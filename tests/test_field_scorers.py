@@ -235,12 +235,12 @@ def test_decisions_two_of_three_with_evidence_jaccard() -> None:
             {"text": "hire a caterer", "evidence": ["m-3"]},  # J = 1
         ]
     )
-    # P = 2/2, R = 2/3, F1 = 0.8; mean J = (1/3 + 1)/2 = 2/3.
-    # score = 0.75·0.8 + 0.25·2/3 = 0.6 + 0.1667 = 0.7667
+    # P = 2/2, R = 2/3, F1 = 0.8; mean J = (1/3 + 1)/2 = 2/3; matched share 2·2/(3+2) = 0.8.
+    # score = 0.75·0.8 + 0.25·2/3·0.8 = 0.6 + 0.1333 = 0.7333
     s = field_score("decisions", ref, pred)
     assert s.components["text_f1"] == pytest.approx(0.8)
     assert s.components["evidence_jaccard"] == pytest.approx(2 / 3)
-    assert s.score == pytest.approx(0.6 + 0.25 * 2 / 3)
+    assert s.score == pytest.approx(0.6 + 0.25 * 2 / 3 * 0.8)
 
 
 def test_decisions_two_empty_evidence_sets_agree() -> None:
@@ -249,7 +249,7 @@ def test_decisions_two_empty_evidence_sets_agree() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# 4 action items — 0.70·text F1 + 0.30·owner accuracy
+# 4 action items — 0.70·text F1 + 0.30·owner accuracy × matched share 2M/(R+P)
 
 
 def test_action_item_owner_resolves_through_chunk() -> None:
@@ -275,12 +275,39 @@ def test_action_items_partial_with_one_wrong_owner() -> None:
             {"text": "weather forecast", "owner": "Sam"},
         ]
     )
-    # P = 2/3, R = 2/2, F1 = 0.8; owner accuracy 1/2.
-    # score = 0.70·0.8 + 0.30·0.5 = 0.56 + 0.15 = 0.71
+    # P = 2/3, R = 2/2, F1 = 0.8; owner accuracy 1/2; matched share 2·2/(2+3) = 0.8.
+    # score = 0.70·0.8 + 0.30·0.5·0.8 = 0.56 + 0.12 = 0.68
     s = field_score("action_items", ref, pred, make_chunk())
     assert s.components["text_f1"] == pytest.approx(0.8)
     assert s.components["owner_accuracy"] == 0.5
-    assert s.score == pytest.approx(0.71)
+    assert s.score == pytest.approx(0.68)
+
+
+def test_one_match_of_five_cannot_add_the_whole_owner_term() -> None:
+    # DESIGN §3: a term over matched pairs counts in proportion to the matched share 2M/(R+P).
+    ref = ext(
+        action_items=[
+            {"text": "print the setlist", "owner": "Ness Alderton"},
+            {"text": "book the rehearsal studio", "owner": "Sam Ruiz"},
+            {"text": "email the venue about parking", "owner": "Sam Ruiz"},
+            {"text": "buy new guitar strings", "owner": "Ness Alderton"},
+            {"text": "call the sound engineer", "owner": "Sam Ruiz"},
+        ]
+    )
+    pred = ext(
+        action_items=[
+            {"text": "print the setlist", "owner": "Ness"},  # the one match, right owner
+            {"text": "weather forecast", "owner": "Sam"},
+            {"text": "pizza toppings", "owner": "Sam"},
+            {"text": "holiday photos", "owner": "Ness"},
+            {"text": "train timetable", "owner": "Sam"},
+        ]
+    )
+    # M = 1, R = P = 5: P = R = F1 = 0.2; owner accuracy 1/1 = 1; matched share 2·1/10 = 0.2.
+    # score = 0.70·0.2 + 0.30·1·0.2 = 0.14 + 0.06 = 0.20 (the old rule gave 0.14 + 0.30 = 0.44)
+    s = field_score("action_items", ref, pred, make_chunk())
+    assert s.components == {"text_f1": pytest.approx(0.2), "owner_accuracy": 1.0}
+    assert s.score == pytest.approx(0.20)
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,9 +365,10 @@ def test_claims_two_of_three_one_polarity_wrong() -> None:
         ]
     )
     # P = 1, R = 2/3, F1 = 0.8; polarity 1/2; one pair (0, 1): different subjects on both sides
-    # -> consistency 1. score = 0.60·0.8 + 0.25·0.5 + 0.15·1 = 0.48 + 0.125 + 0.15 = 0.755
+    # -> consistency 1; matched share 2·2/(3+2) = 0.8.
+    # score = 0.60·0.8 + (0.25·0.5 + 0.15·1)·0.8 = 0.48 + 0.1 + 0.12 = 0.70
     s = field_score("claims", ref, pred)
-    assert s.score == pytest.approx(0.755)
+    assert s.score == pytest.approx(0.70)
 
 
 @pytest.mark.parametrize(("pred_subject", "expected"), [("The Ballad", 1.0), ("venue", 0.0)])
@@ -515,12 +543,12 @@ def test_qa_pairs_with_none_answers() -> None:
             {"question": "weather forecast", "answer": None},
         ]
     )
-    # question P = 2/3, R = 2/3, F1 = 2/3; answers 1/2.
-    # score = 0.60·2/3 + 0.40·0.5 = 0.4 + 0.2 = 0.6
+    # question P = 2/3, R = 2/3, F1 = 2/3; answers 1/2; matched share 2·2/(3+3) = 2/3.
+    # score = 0.60·2/3 + 0.40·0.5·2/3 = 0.4 + 0.1333 = 0.5333
     s = field_score("qa_pairs", ref, pred)
     assert s.components["question_f1"] == pytest.approx(2 / 3)
     assert s.components["answer_agreement"] == 0.5
-    assert s.score == pytest.approx(0.6)
+    assert s.score == pytest.approx(0.4 + 0.4 / 3)
 
 
 def test_qa_pairs_both_answers_none_agree() -> None:
@@ -618,12 +646,12 @@ def test_phases_iou_by_hand() -> None:
     )
     # opening: {1,2} vs {1,2,3}: IoU 2/3. negotiation: {3..7} vs {5..8}: ∩ {5,6,7} = 3,
     # ∪ = 5 + 4 - 3 = 6 -> 1/2. closing vs planning: no match.
-    # phase F1 = 2/3 (P = R = 2/3); mean IoU = (2/3 + 1/2)/2 = 7/12.
-    # score = 0.5·2/3 + 0.5·7/12 = 1/3 + 7/24 = 15/24 = 0.625
+    # phase F1 = 2/3 (P = R = 2/3); mean IoU = (2/3 + 1/2)/2 = 7/12; matched share
+    # 2·2/(3+3) = 2/3. score = 0.5·2/3 + 0.5·7/12·2/3 = 1/3 + 7/36 = 19/36 = 0.5278
     s = field_score("conversation_phases", ref, pred, make_chunk(10))
     assert s.components["phase_f1"] == pytest.approx(2 / 3)
     assert s.components["mean_iou"] == pytest.approx(7 / 12)
-    assert s.score == pytest.approx(0.625)
+    assert s.score == pytest.approx(19 / 36)
 
 
 def test_phases_without_chunk_order_messages_naturally() -> None:

@@ -120,7 +120,9 @@ class FieldAgreement(BaseModel):
     chunks: int  # chunks where both cover the field
     items_a: int
     items_b: int
-    matched: float  # items paired by the matching (entities: their credit)
+    # Items paired by the matching (entities: their credit); None for summary and
+    # emotional_arc, which are compared whole.
+    matched: float | None
     both_empty: int  # chunks where neither wrote an item
     symmetric: bool
     agreement: float  # under the report's aggregate: the mean of both directions

@@ -168,7 +168,7 @@ def print_agreement(report: AgreementReport) -> None:
             str(f.chunks),
             str(f.items_a),
             str(f.items_b),
-            f"{f.matched:g}",
+            "—" if f.matched is None else f"{f.matched:g}",
             styled(f"{f.agreement:.3f}", "bold"),
             _interval(f.intervals[report.aggregate]),
             f"{other:.3f}",

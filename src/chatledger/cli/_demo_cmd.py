@@ -24,6 +24,8 @@ def human_table(result: DemoResult) -> Table:
     from rich import box
     from rich.table import Table
 
+    from chatledger.cli._render import counted_note
+
     table = Table(
         title="Offline extractor vs human gold (covered fields only)",
         title_justify="left",
@@ -40,13 +42,27 @@ def human_table(result: DemoResult) -> Table:
     table.add_column("macro", justify="right", no_wrap=True)
     table.add_column("empty", justify="right", no_wrap=True)
     aggregates = set()
+    notes: list[str] = []
     for h in result.human:
         aggregates.add(h.aggregate)
         for name, value in h.fields.items():
             counts = h.field_counts.get(name, {})
             micro = counts.get("micro") or {}
-            pooled = "f1" in micro
-            matched = f"{counts.get('n_matched', 0):g}" if pooled else "—"
+            pooled = "f1" in micro and counts.get("n_matched") is not None
+            matched = f"{counts['n_matched']:g}" if pooled else "—"
+            listed = (counts.get("n_reference_items"), counts.get("n_predicted_items"))
+            if counts.get("counted_as") and listed != (
+                counts.get("n_reference"),
+                counts.get("n_predicted"),
+            ):
+                notes.append(
+                    counted_note(
+                        f"{h.corpus} {name}",
+                        counts["counted_as"],
+                        counts.get("n_reference_items"),
+                        counts.get("n_predicted_items"),
+                    )
+                )
             table.add_row(
                 h.corpus,
                 name,
@@ -63,6 +79,7 @@ def human_table(result: DemoResult) -> Table:
         f"score: {used} (items pooled over all chunks — against human gold most chunks have "
         "nothing on either side, which a per-chunk mean would count as agreement); "
         "m/ref/pred: items matched / in the gold / predicted; empty: both-empty chunks"
+        + "".join(f"\n{note}" for note in notes)
     )
     return table
 

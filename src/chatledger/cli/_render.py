@@ -46,7 +46,7 @@ def score_table(report: ScoreReport) -> Table:
         micro = s.micro
         pooled = "f1" in micro
         prf = f"{micro['f1']:.3f}" if pooled else "—"
-        matched = _count(s.n_matched) if pooled else "—"
+        matched = _count(s.n_matched) if pooled and s.n_matched is not None else "—"
         table.add_row(
             name,
             styled(f"{s.score:.3f}", "bold"),
@@ -60,12 +60,31 @@ def score_table(report: ScoreReport) -> Table:
     table.add_section()
     composite = styled(f"{report.extraction_composite:.3f}", "bold")
     table.add_row("extraction composite", composite, "", "", "", "", "", "1.000")
-    table.caption = (
-        f"{aggregate_note(report.aggregate)}\nF1: pooled over all chunks' items; m/ref/pred: "
-        "items matched (entities: credit) / in the reference / predicted; empty: usable "
-        "chunks where both sides are empty, of the chunks that score the field"
+    table.caption = "\n".join(
+        [
+            f"{aggregate_note(report.aggregate)}",
+            "F1: pooled over all chunks' items; m/ref/pred: items matched (entities: credit) / "
+            "in the reference / predicted; empty: usable chunks where both sides are empty, "
+            "of the chunks that score the field",
+            *(
+                counted_note(name, s.counted_as, s.n_reference_items, s.n_predicted_items)
+                for name, s in report.fields.items()
+                if s.counted_as is not None
+                and (s.n_reference_items, s.n_predicted_items) != (s.n_reference, s.n_predicted)
+            ),
+        ]
     )
     return table
+
+
+def counted_note(
+    name: str, counted_as: str | None, reference_items: int | None, predicted_items: int | None
+) -> str:
+    """What a set field's counts count, beside the items each side listed."""
+    return (
+        f"{name}: m/ref/pred count {counted_as} ({reference_items} listed in the reference, "
+        f"{predicted_items} predicted; repeats of a key count once)"
+    )
 
 
 def aggregate_note(aggregate: str) -> str:

@@ -36,6 +36,14 @@ DEFAULT_MIN_WORDS = 4
 QUESTION_ACTS = frozenset({"el.inf", "el.sug", "el.ass"})
 CLAIM_UNITS = frozenset({"STA", "WST"})  # Statement, Weak statement
 STANCE = {"POS": "pro", "NEG": "con"}
+UNLABELLED_UNIT = "OTH"  # argument unit type "Other (unlabeled)"
+# Abstractive summary sections → the field their sentences become.
+_ABSTRACT_FIELDS = {
+    "abstract": "summary",
+    "actions": "action_items",
+    "decisions": "decisions",
+    "problems": "open_questions",
+}
 
 # Named-entity type → v3 entity type, looked up from the most specific ontology name upwards;
 # None drops the entity (bare numbers are not what an extractor is asked to list).
@@ -77,6 +85,7 @@ def _add_abstractive(mc: MeetingChunks, layers: Layers, corpus: Corpus) -> set[s
     assert layers.abstract is not None and layers.summary_links is not None
     decision_acts: set[str] = set()
     for sentence in layers.abstract:
+        mc.offered[_ABSTRACT_FIELDS.get(sentence.section, "summary")] += 1
         linked = layers.summary_links.get(sentence.id, [])
         placed = mc.placement.place(linked)
         if placed is None:
@@ -110,6 +119,7 @@ def _add_decision_spans(
     """A decision span that holds no act an abstractive decision links to is a decision of its
     own, worded as its transcript; the others are the same decisions, already counted."""
     for span in spans:
+        mc.offered["decisions"] += 1
         if linked.intersection(span):
             corpus.sources["decision spans matching an abstractive decision"] += 1
             continue
@@ -149,6 +159,7 @@ def _add_questions(
         index = mc.placement.chunk_of(act_id)
         answers = [a for a in responses.get(act_id, []) if a in mc.placement]
         if answers:
+            mc.offered["qa_pairs"] += 1
             here = sorted(
                 (a for a in answers if mc.placement.chunk_of(a) == index),
                 key=lambda a: mc.meeting.acts[a].start,
@@ -171,6 +182,7 @@ def _add_questions(
         elif not _is_open_question(mc.meeting.acts[act_id].text, min_words):
             corpus.dropped["unanswered question acts: no '?' or under min_words"] += 1
         else:
+            mc.offered["open_questions"] += 1
             mc.gold[index].lists["open_questions"].append(
                 {
                     "text": mc.meeting.acts[act_id].text,
@@ -213,6 +225,7 @@ def _add_claims(mc: MeetingChunks, layers: Layers, corpus: Corpus, min_words: in
         if _word_count(unit.text) < min_words:
             corpus.dropped["statements shorter than min_words"] += 1
             continue
+        mc.offered["claims"] += 1
         placed = mc.placement.place(unit.acts)
         if placed is None:
             corpus.dropped["argument units without acts"] += 1
@@ -249,6 +262,7 @@ def _add_entities(mc: MeetingChunks, entities: list[NamedEntity], corpus: Corpus
         if kind is None:
             corpus.dropped["named entities: bare numbers (CARDINAL)"] += 1
             continue
+        mc.offered["entities"] += 1
         if not name or placed is None:
             corpus.dropped["named entities without words in a message"] += 1
             continue
@@ -262,6 +276,7 @@ def _add_entities(mc: MeetingChunks, entities: list[NamedEntity], corpus: Corpus
 
 
 def _add_extractive(mc: MeetingChunks, acts: list[str], corpus: Corpus) -> None:
+    mc.offered["evidence_message_ids"] += len(acts)
     for act_id in sorted(
         (a for a in acts if a in mc.placement), key=lambda a: mc.meeting.acts[a].start
     ):
@@ -269,20 +284,45 @@ def _add_extractive(mc: MeetingChunks, acts: list[str], corpus: Corpus) -> None:
         corpus.sources["extractive summary acts"] += 1
 
 
-def _covers(layers: Layers, entry: ChunkGold, unanswered: bool) -> list[str]:
+def _annotated(layers: Layers, unanswered: bool) -> dict[str, bool]:
+    """The fields whose annotation layers exist on disk for the meeting."""
     abstractive = layers.abstract is not None and layers.summary_links is not None
-    covered = {
+    units = layers.arguments or {}
+    return {
         "topics": layers.topics is not None,
         "entities": layers.entities is not None,
         "decisions": abstractive or layers.decision_spans is not None,
         "action_items": abstractive,
         "open_questions": abstractive or (unanswered and layers.adjacency is not None),
-        "claims": layers.arguments is not None,
+        # Argument files whose units are all "Other (unlabelled)" annotate no argument at all.
+        "claims": any(unit.kind != UNLABELLED_UNIT for unit in units.values()),
         "evidence_message_ids": layers.extractive is not None,
-        "summary": bool(entry.summary),
         "qa_pairs": layers.adjacency is not None,
     }
-    return [name for name in FIELDS_V3 if covered.get(name, False)]
+
+
+def _meeting_covers(
+    mc: MeetingChunks, layers: Layers, unanswered: bool, corpus: Corpus
+) -> set[str]:
+    """The fields the meeting's gold covers after import: the annotation exists, and when it
+    held items for the field, at least one of them survived (a layer whose items were all
+    dropped would make the gold say "none" where the annotators saw some)."""
+    covered: set[str] = set()
+    for name, present in _annotated(layers, unanswered).items():
+        if not present:
+            if name == "claims" and layers.arguments:
+                corpus.dropped["meetings whose argument units are all unlabelled (no claims)"] += 1
+            continue
+        if mc.offered[name] and not mc.kept(name):
+            corpus.dropped[f"meetings with every {name} item dropped (not covered)"] += 1
+            continue
+        covered.add(name)
+    return covered
+
+
+def _covers(meeting_covers: set[str], entry: ChunkGold) -> list[str]:
+    covered = {*meeting_covers, *(("summary",) if entry.summary else ())}
+    return [name for name in FIELDS_V3 if name in covered]
 
 
 def _meeting_corpus(
@@ -306,8 +346,9 @@ def _meeting_corpus(
         _add_entities(mc, layers.entities, corpus)
     if layers.extractive is not None:
         _add_extractive(mc, layers.extractive, corpus)
+    meeting_covers = _meeting_covers(mc, layers, unanswered_questions, corpus)
     for chunk, entry in zip(mc.chunks, mc.gold, strict=True):
-        covers = _covers(layers, entry, unanswered_questions)
+        covers = _covers(meeting_covers, entry)
         data: dict[str, Any] = {name: entry.lists[name] for name in covers if name in entry.lists}
         if "topics" in covers:
             data["topics"] = entry.topics

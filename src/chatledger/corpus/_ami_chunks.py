@@ -7,7 +7,7 @@ Each chunk also gets an empty :class:`ChunkGold` that the annotation mappings fi
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +35,13 @@ class MeetingChunks:
     chunks: list[Chunk]
     placement: Placement
     gold: list[ChunkGold]
+    # Annotated items meant for each v3 field, before any was dropped on import: a field whose
+    # items were all dropped is not covered (its gold would claim "none" where humans saw some).
+    offered: Counter[str] = field(default_factory=Counter)
+
+    def kept(self, name: str) -> int:
+        """Items of field ``name`` the import placed in any chunk of the meeting."""
+        return sum(len(entry.lists.get(name, ())) for entry in self.gold)
 
     def speaker(self, act_id: str) -> str:
         return self.meeting.speakers[self.meeting.acts[act_id].agent]

@@ -162,11 +162,27 @@ def _dialogue(dialogue: dict[str, Any], corpus: Corpus) -> None:
         participants=participants or list(dict.fromkeys(m.speaker for m in messages)),
         messages=messages,
     )
-    data: dict[str, Any] = {"claims": _claims(dialogue, corpus)}
-    covers = ["claims"]
+    unstated = corpus.dropped["priorities without a stated reason"]
+    claims = _claims(dialogue, corpus)
+    data: dict[str, Any] = {}
+    covers: list[str] = []
+    # Reasons that were all missing leave claims uncovered (no annotation, not "no claim").
+    if claims or corpus.dropped["priorities without a stated reason"] == unstated:
+        data["claims"] = claims
+        covers.append("claims")
+    else:
+        corpus.dropped["dialogues without any stated reason (claims not covered)"] += 1
     if dialogue.get("annotations"):
-        data["negotiation_patterns"] = _patterns(dialogue, messages, corpus)
-        covers = ["claims", "negotiation_patterns"]
+        lost = corpus.dropped["annotated utterances not found in the chat log"]
+        moves = _patterns(dialogue, messages, corpus)
+        lost = corpus.dropped["annotated utterances not found in the chat log"] - lost
+        # Annotations that were all lost on import cover nothing: an empty gold would say the
+        # annotators saw no strategy where they saw some.
+        if moves or not lost:
+            data["negotiation_patterns"] = moves
+            covers.append("negotiation_patterns")
+        else:
+            corpus.dropped["dialogues with every annotated utterance lost (not covered)"] += 1
     corpus.chunks.append(chunk)
     corpus.gold.append(
         GoldRecord(chunk_id, MODEL, tuple(covers), ExtractionV3.model_validate(data))

@@ -52,9 +52,13 @@ class FieldCounts(RecordModel):
     the chunks that score the field; both aggregates (``micro``: precision, recall, f1, the
     pooled pair components and ``score``; only ``score`` for fields without item lists)."""
 
-    n_matched: float = 0.0
+    n_matched: float | None = 0.0  # None: the field matches no items (summary, emotional_arc)
     n_reference: int = 0
     n_predicted: int = 0
+    # Set fields count distinct keys: what they count, and the items each side listed.
+    counted_as: str | None = None
+    n_reference_items: int | None = None
+    n_predicted_items: int | None = None
     both_empty: int = 0
     chunks: int = 0
     macro: float = 0.0

@@ -51,6 +51,22 @@ class FieldRow:
     n_predicted: int | None = None
     both_empty: int | None = None
     chunks: int | None = None
+    # A set field counts distinct keys: what, and the items each side listed.
+    counted_as: str | None = None
+    n_reference_items: int | None = None
+    n_predicted_items: int | None = None
+
+    @property
+    def count_note(self) -> str | None:
+        """What this field's ref/pred counts count, when they are not the items listed."""
+        listed = (self.n_reference_items, self.n_predicted_items)
+        if self.counted_as is None or listed == (self.n_reference, self.n_predicted):
+            return None
+        return (
+            f"{self.name}: matched / ref / pred count {self.counted_as} (the reference listed "
+            f"{self.n_reference_items} items, the prediction {self.n_predicted_items}; "
+            "repeats of a key count once)"
+        )
 
     @property
     def widened(self) -> bool:
@@ -73,6 +89,10 @@ class CountsTable:
     @property
     def has_counts(self) -> bool:
         return any(r.has_counts for r in self.rows)
+
+    @property
+    def count_notes(self) -> list[str]:
+        return [note for r in self.rows if (note := r.count_note) is not None]
 
     @property
     def has_credit(self) -> bool:
@@ -136,6 +156,9 @@ def _row(
         n_predicted=found.n_predicted,
         both_empty=found.both_empty,
         chunks=found.chunks,
+        counted_as=found.counted_as,
+        n_reference_items=found.n_reference_items,
+        n_predicted_items=found.n_predicted_items,
     )
 
 

@@ -26,8 +26,14 @@ def extraction_rows(model: str, report: ScoreReport) -> list[Row]:
         for comp, value in summary.components.items():
             rows.append((model, RUN_LEVEL, "extraction", name, comp, float(value)))
         # The counts behind the score and both aggregates (the score row is the headline).
-        counts = {
+        # None: not a count this field has (no matching; no listed items apart from keys).
+        optional = {
             "n_matched": summary.n_matched,
+            "n_reference_items": summary.n_reference_items,
+            "n_predicted_items": summary.n_predicted_items,
+        }
+        counts = {
+            **{k: v for k, v in optional.items() if v is not None},
             "n_reference": float(summary.n_reference),
             "n_predicted": float(summary.n_predicted),
             "both_empty": float(summary.both_empty),

@@ -26,8 +26,9 @@ from chatledger.runs._tables import SCORE_SCHEMA, Row
 
 STAGES_DIR = "stages"
 # The layout of a stored StageOutput. A stage stored in another layout is recomputed, not
-# reused (version 2: the downstream stage keeps each conversation's consumer counts).
-STAGE_VERSION = 2
+# reused (version 2: the downstream stage keeps each conversation's consumer counts;
+# version 3: pair terms count by the matched share, issue 27).
+STAGE_VERSION = 3
 
 
 def stage_key(stage: str, files: Sequence[Path | str], settings: JsonValue) -> str:

@@ -13,7 +13,8 @@ Micro rules (DESIGN.md §3 "Beside it, always report the pooled …"):
 
 * a list field pools its items: precision = Σ matched / Σ predicted, recall = Σ matched /
   Σ reference (entities: Σ credit); a component taken over matched pairs pools its pairs
-  (Σ value / Σ pairs); the field score combines them with the field's own weights;
+  (Σ value / Σ pairs); the field score combines them with the field's own weights, each pair
+  term multiplied by the pooled matched share 2ΣM/(ΣR+ΣP) (DESIGN.md §3);
 * ``summary`` and ``emotional_arc`` (one item per chunk at most) average over the chunks where
   either side has one — both-empty chunks, which score 1.0 by agreement, are left out;
 * when no chunk has an item on either side, the micro score is the share of usable chunks (the
@@ -72,6 +73,13 @@ POOLED_RULES: dict[str, PooledRule] = {
     "negotiation_patterns": PooledRule(),
 }
 PER_CHUNK_ITEM = frozenset({"summary", "emotional_arc"})
+# Set fields count distinct keys, not the items listed: what their counts count.
+COUNTED_AS = {
+    "links": "distinct normalised URLs",
+    "evidence_message_ids": "distinct message ids",
+    "emotional_tone": "distinct (speaker, emotion) pairs",
+    "negotiation_patterns": "distinct (pattern, actor) pairs",
+}
 CONFIDENCE = "confidence"
 
 _BASE = ("covered", "usable", "score", "both_empty", "has_items", "n_reference", "n_predicted")
@@ -177,9 +185,11 @@ def micro_parts(name: str, sums: Sums) -> dict[str, FloatArray]:
     f1 = _ratio(2.0 * precision * recall, precision + recall)
     parts: dict[str, FloatArray] = {"precision": precision, "recall": recall, "f1": f1}
     score = rule.f1 * f1
+    # Terms over matched pairs count in proportion to the pooled matched share 2ΣM/(ΣR+ΣP).
+    share = _ratio(2.0 * matched, n_ref + n_pred, 1.0)
     for comp, weight in rule.pairs:
         parts[comp] = _ratio(sums[f"{comp}:sum"], sums[f"{comp}:n"])
-        score = score + weight * parts[comp]
+        score = score + weight * parts[comp] * share
     agree = usable_share(sums)
     parts = {k: np.where(no_items, agree, v) for k, v in parts.items()}
     parts["score"] = np.where(no_items, agree, score)

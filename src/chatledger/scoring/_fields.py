@@ -1,11 +1,15 @@
 """The 17 layer-1 field scorers, exactly as DESIGN.md §3 specifies them.
 
 Shared rules: both sides empty → 1.0 (every component 1); one side empty → 0.0; a component
-taken "over matched pairs" with no matched pair is 0.0.
+taken "over matched pairs" with no matched pair is 0.0. A term over matched pairs (owner,
+polarity, subject consistency, answer agreement, evidence Jaccard, range IoU) enters the score
+multiplied by the matched share 2M/(R+P) (:func:`matched_share`), so that one match out of five
+cannot add the whole term; the component shown is the term itself (the mean over matched pairs).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Iterable, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -32,6 +36,12 @@ def f1(matches: float, n_pred: int, n_ref: int) -> tuple[float, float, float]:
     return precision, recall, 2 * precision * recall / (precision + recall)
 
 
+def matched_share(matched: float, n_ref: int, n_pred: int) -> float:
+    """2M/(R+P): the share of both sides' items that found a partner (1 when all did)."""
+    total = n_ref + n_pred
+    return 2.0 * matched / total if total else 1.0
+
+
 def jaccard(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     sa, sb = set(a), set(b)
     if not sa and not sb:
@@ -51,12 +61,16 @@ def _text_f1_field(
     return FieldScore(score, {"precision": p, "recall": r}, len(ref), len(pred), matched=len(rows))
 
 
-def _set_f1_field(ref: set[Hashable], pred: set[Hashable]) -> FieldScore:
+def _set_f1_field(ref: set[Hashable], pred: set[Hashable], listed: tuple[int, int]) -> FieldScore:
+    """Set F1 over distinct keys; ``listed`` is the items each side listed (duplicates of a
+    key collapse, so the counts of keys and of items are both kept)."""
     if not ref and not pred:
-        return FieldScore.agree(PR)
+        return dataclasses.replace(FieldScore.agree(PR), listed=listed)
     matched = len(ref & pred)
     p, r, score = f1(matched, len(pred), len(ref))
-    return FieldScore(score, {"precision": p, "recall": r}, len(ref), len(pred), matched=matched)
+    return FieldScore(
+        score, {"precision": p, "recall": r}, len(ref), len(pred), matched=matched, listed=listed
+    )
 
 
 @field_scorer("topics", PR)
@@ -105,8 +119,9 @@ def score_decisions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) 
         for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
     ]
     ev = _mean(jaccards)
+    share = matched_share(len(rows), n_ref, n_pred)
     return FieldScore(
-        0.75 * text + 0.25 * ev,
+        0.75 * text + 0.25 * ev * share,
         {"text_f1": text, "evidence_jaccard": ev},
         n_ref,
         n_pred,
@@ -132,8 +147,9 @@ def score_action_items(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContex
         for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
     ]
     owner = _mean(owners)
+    share = matched_share(len(rows), n_ref, n_pred)
     return FieldScore(
-        0.70 * text + 0.30 * owner,
+        0.70 * text + 0.30 * owner * share,
         {"text_f1": text, "owner_accuracy": owner},
         n_ref,
         n_pred,
@@ -154,7 +170,8 @@ def score_open_questions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringCont
 
 @field_scorer("claims", ("text_f1", "polarity_accuracy", "subject_consistency"))
 def score_claims(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
-    """0.60·text F1 + 0.25·polarity accuracy + 0.15·subject consistency over matched pairs."""
+    """0.60·text F1 + (0.25·polarity accuracy + 0.15·subject consistency) × matched share,
+    the last two over matched pairs."""
     names = ("text_f1", "polarity_accuracy", "subject_consistency")
     n_ref, n_pred = len(ref.claims), len(pred.claims)
     if not n_ref and not n_pred:
@@ -174,7 +191,8 @@ def score_claims(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> 
     subject = _subject_consistency(
         [a.subject for a in ref_claims], [b.subject for b in pred_claims], ctx
     )
-    score = 0.60 * text + 0.25 * polarity + 0.15 * subject
+    share = matched_share(len(rows), n_ref, n_pred)
+    score = 0.60 * text + 0.25 * polarity * share + 0.15 * subject * share
     comps = {"text_f1": text, "polarity_accuracy": polarity, "subject_consistency": subject}
     # Subject consistency is a share of claim pairs (one "pair" for a single matched claim):
     # pooled, the agreeing pairs of all chunks over all their pairs.
@@ -206,7 +224,9 @@ def score_links(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> F
     # Both sides usually cite the same URLs: normalise each distinct one once.
     normal = {url: normalise_url(url) for url in {link.url for link in (*ref.links, *pred.links)}}
     return _set_f1_field(
-        {normal[link.url] for link in ref.links}, {normal[link.url] for link in pred.links}
+        {normal[link.url] for link in ref.links},
+        {normal[link.url] for link in pred.links},
+        (len(ref.links), len(pred.links)),
     )
 
 
@@ -240,7 +260,8 @@ def score_warnings(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
 
 @field_scorer("evidence_message_ids", PR)
 def score_evidence_ids(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
-    return _set_f1_field(set(ref.evidence_message_ids), set(pred.evidence_message_ids))
+    ref_ids, pred_ids = ref.evidence_message_ids, pred.evidence_message_ids
+    return _set_f1_field(set(ref_ids), set(pred_ids), (len(ref_ids), len(pred_ids)))
 
 
 def _item_texts(extraction: ExtractionV3, name: str) -> list[str]:
@@ -318,8 +339,9 @@ def score_qa_pairs(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
             agreements.append(float(sim >= cutoff))
     answer = _mean(agreements)
     comps = {"question_f1": question, "answer_agreement": answer}
+    share = matched_share(len(rows), n_ref, n_pred)
     return FieldScore(
-        0.60 * question + 0.40 * answer,
+        0.60 * question + 0.40 * answer * share,
         comps,
         n_ref,
         n_pred,
@@ -333,6 +355,7 @@ def score_emotional_tone(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringCont
     return _set_f1_field(
         {(ctx.resolve(t.speaker), t.emotion) for t in ref.emotional_tone},
         {(ctx.resolve(t.speaker), t.emotion) for t in pred.emotional_tone},
+        (len(ref.emotional_tone), len(pred.emotional_tone)),
     )
 
 
@@ -365,7 +388,8 @@ def score_emotional_arc(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringConte
 def score_conversation_phases(
     ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext
 ) -> FieldScore:
-    """0.5·phase-label F1 + 0.5·mean IoU of the message ranges of matched phases."""
+    """0.5·phase-label F1 + 0.5·mean IoU of the message ranges of matched phases × matched
+    share."""
     names = ("phase_f1", "mean_iou")
     a, b = ref.conversation_phases, pred.conversation_phases
     if not a and not b:
@@ -376,8 +400,9 @@ def score_conversation_phases(
     _, _, label_f1 = f1(len(rows), len(b), len(a))
     mean_iou = _mean(ious)
     comps = {"phase_f1": label_f1, "mean_iou": mean_iou}
+    share = matched_share(len(rows), len(a), len(b))
     return FieldScore(
-        0.5 * label_f1 + 0.5 * mean_iou,
+        0.5 * label_f1 + 0.5 * mean_iou * share,
         comps,
         len(a),
         len(b),
@@ -405,6 +430,7 @@ def score_negotiation_patterns(
     return _set_f1_field(
         {(n.pattern, ctx.resolve(n.actor)) for n in ref.negotiation_patterns},
         {(n.pattern, ctx.resolve(n.actor)) for n in pred.negotiation_patterns},
+        (len(ref.negotiation_patterns), len(pred.negotiation_patterns)),
     )
 
 

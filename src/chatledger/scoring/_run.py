@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from array import array
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ from chatledger.core import (
 )
 from chatledger.matching import TextMatcher, get_matcher
 from chatledger.scoring._aggregate import (
+    COUNTED_AS,
+    PER_CHUNK_ITEM,
+    POOLED_RULES,
     Aggregate,
     FloatArray,
     chunk_statistics,
@@ -62,20 +66,37 @@ class FieldSummary:
     n_predicted: int
     # Reliability-diagram bins (only for ``confidence``): what a calibration plot needs.
     reliability: list[dict[str, float]] = field(default_factory=list)
-    n_matched: float = 0.0  # matched items over all chunks (entities: their credit)
+    # Matched items over all chunks (entities: their credit); None for a field that matches
+    # no items (summary, emotional_arc: one per chunk, compared whole).
+    n_matched: float | None = 0.0
     both_empty: int = 0  # usable chunks where neither side has an item
     chunks: int = 0  # chunks that score this field
     macro: float = 0.0  # the mean of the per-chunk scores (DESIGN.md §3)
     # Pooled over all chunks' items: precision, recall, f1, the pooled pair components and
     # the field score built from them (only ``score`` for fields without item lists).
     micro: dict[str, float] = field(default_factory=dict)
+    # A set field's counts are of distinct keys (``counted_as`` says which); the items each
+    # side listed are kept beside them (CaSiNo: 478 annotated moves are 324 distinct pairs).
+    counted_as: str | None = None
+    n_reference_items: int | None = None
+    n_predicted_items: int | None = None
 
     def counts(self) -> dict[str, Any]:
         """The counts and both aggregates (what a run record keeps as ``FieldCounts``)."""
+        listed = (
+            {
+                "counted_as": self.counted_as,
+                "n_reference_items": self.n_reference_items,
+                "n_predicted_items": self.n_predicted_items,
+            }
+            if self.counted_as is not None
+            else {}
+        )
         return {
             "n_matched": self.n_matched,
             "n_reference": self.n_reference,
             "n_predicted": self.n_predicted,
+            **listed,
             "both_empty": self.both_empty,
             "chunks": self.chunks,
             "macro": self.macro,
@@ -213,7 +234,10 @@ def zero_scores(
         chunk_scorers,
     )
     return {
-        name: FieldScore.zero(FIELD_SCORERS.get(name).components, score.n_reference, 0)
+        name: dataclasses.replace(
+            FieldScore.zero(FIELD_SCORERS.get(name).components, score.n_reference, 0),
+            listed=None if score.listed is None else (score.listed[0], 0),
+        )
         for name, score in against_empty.items()
     }
 
@@ -482,11 +506,13 @@ def _no_usable_reference(
 class _Counts:
     """The counts and both aggregates that go beside a field's headline score."""
 
-    n_matched: float
+    n_matched: float | None
     both_empty: int
     chunks: int
     macro: float
     micro: dict[str, float]
+    listed: tuple[int, int] | None = None  # items each side listed (set fields)
+    counted_as: str | None = None
 
     def summary(
         self,
@@ -509,6 +535,9 @@ class _Counts:
             chunks=self.chunks,
             macro=self.macro,
             micro=self.micro,
+            counted_as=self.counted_as,
+            n_reference_items=None if self.listed is None else self.listed[0],
+            n_predicted_items=None if self.listed is None else self.listed[1],
         )
 
 
@@ -527,6 +556,10 @@ class FieldTotals:
         self._sums: dict[str, list[float]] = {}
         self._columns: dict[str, tuple[str, ...]] = {}
         self._components: dict[str, dict[str, float]] = {}
+        # The same sums over the chunks where either side has an item: the micro components of
+        # the fields without item lists (summary, emotional_arc).
+        self._item_components: dict[str, dict[str, float]] = {}
+        self._listed: dict[str, list[int]] = {}  # set fields: items listed (reference, predicted)
         self._partial = False
         self._conf: array[float] = array("d")
         self._correct = bytearray()
@@ -545,11 +578,21 @@ class FieldTotals:
                 sums = self._sums[name] = [0.0] * len(self._columns[name])
                 components = FIELD_SCORERS.get(name).components
                 self._components[name] = dict.fromkeys(components, 0.0)
+                self._item_components[name] = dict.fromkeys(components, 0.0)
             for i, value in enumerate(chunk_statistics(name, score, ok)):
                 sums[i] += value
             running = self._components[name]
             for comp in running:
                 running[comp] += score.components[comp]
+            if name in COUNTED_AS:
+                listed = self._listed.setdefault(name, [0, 0])
+                ref_items, pred_items = score.listed or (score.n_reference, score.n_predicted)
+                listed[0] += ref_items
+                listed[1] += pred_items
+            if name in PER_CHUNK_ITEM and not score.both_empty:
+                with_items = self._item_components[name]
+                for comp in with_items:
+                    with_items[comp] += score.components[comp]
             if ok and name == "confidence" and score.calibration:
                 self._conf.extend([c for c, _ in score.calibration])
                 self._correct.extend([1 if k else 0 for _, k in score.calibration])
@@ -586,18 +629,40 @@ class FieldTotals:
         micro = {k: float(v[0]) for k, v in micro_parts(name, sums).items()}
         score = micro["score"] if aggregate == "micro" else macro
         n_ref, n_pred = int(sums["n_reference"][0]), int(sums["n_predicted"][0])
+        listed = self._listed.get(name)
         counts = _Counts(
-            n_matched=float(sums["matched"][0]) if "matched" in sums else 0.0,
+            n_matched=float(sums["matched"][0]) if "matched" in sums else None,
             both_empty=int(sums["both_empty"][0]),
             chunks=n,
             macro=macro,
             micro=micro,
+            listed=(listed[0], listed[1]) if listed is not None else None,
+            counted_as=COUNTED_AS.get(name),
         )
         if name == "confidence":
             return self._pooled_confidence(score, weight, sums, n_ref, n_pred, counts)
-        # Plain left-to-right sums over chunks (running sums add as sum() of a list does).
-        components = {c: total / n for c, total in self._components[name].items()}
+        if aggregate == "micro":
+            components = self._micro_components(name, sums, micro)
+        else:
+            # Plain left-to-right sums over chunks (running sums add as sum() of a list does).
+            components = {c: total / n for c, total in self._components[name].items()}
         return counts.summary(score, weight, components, n_ref, n_pred)
+
+    def _micro_components(
+        self, name: str, sums: Mapping[str, FloatArray], micro: Mapping[str, float]
+    ) -> dict[str, float]:
+        """The field's components as the micro score uses them (DESIGN.md §3: the components
+        shown are of the same aggregate as the score): pooled precision / recall / F1 and pair
+        components; for summary and emotional_arc the mean over the chunks where either side
+        has one (the usable share when none has)."""
+        names = self._components[name]
+        if name in PER_CHUNK_ITEM:
+            with_items = float(sums["has_items"][0])
+            if not with_items:
+                return dict.fromkeys(names, micro["score"])
+            return {c: total / with_items for c, total in self._item_components[name].items()}
+        f1_name = POOLED_RULES[name].f1_name
+        return {c: micro["f1" if c == f1_name else c] for c in names}
 
     def _pooled_confidence(
         self,

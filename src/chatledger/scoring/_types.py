@@ -23,6 +23,9 @@ class FieldScore:
     # entities), and for each component taken over matched pairs its (sum, number of terms).
     matched: float = 0.0
     pooled: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Set fields count distinct keys ((pattern, actor) pairs, URLs …): the items each side
+    # listed, when that can differ from n_reference / n_predicted.
+    listed: tuple[int, int] | None = None
 
     @classmethod
     def agree(cls, names: tuple[str, ...], n_ref: int = 0, n_pred: int = 0) -> FieldScore:
