@@ -191,9 +191,10 @@ def test_a_run_reads_the_gold_and_its_report_shows_the_reference_against_the_per
     assert record.human_gold is not None
     reference = record.human_gold.reference
     # One chunk, claims only: the model's 2 claims against the person's 1 → P 1/2, R 1,
-    # text F1 2/3, the pair agreeing on polarity and subject: 0.6·2/3 + 0.25 + 0.15 = 0.80.
+    # text F1 2/3, the pair agreeing on polarity and subject, matched share 2·1/(1+2) = 2/3:
+    # 0.6·2/3 + (0.25 + 0.15)·2/3 = 0.4 + 0.2667 = 0.6667.
     assert reference.chunks == 1 and set(reference.fields) == {"claims"}
-    assert reference.fields["claims"] == pytest.approx(0.80)
+    assert reference.fields["claims"] == pytest.approx(2 / 3)
     counts = reference.field_counts["claims"]
     assert (counts.n_reference, counts.n_predicted) == (1, 2)
     page = build_report(tmp_path / "run").read_text(encoding="utf-8")

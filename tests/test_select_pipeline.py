@@ -95,9 +95,11 @@ def test_phase_one_and_a_half_raises_the_inconsistent_survivor(
     assert [v.field for v in record.variants] == ["conversation_phases"]
     found = record.variants[0]
     assert set(found.consistency) == {"base", "explicit", "example", "constrained"}
-    # The simulation halves a field's noise under the explicit definition: that variant wins.
+    # The simulation halves a field's noise under the explicit definition: that variant wins,
+    # by well over a tenth (the phases scorer weights its range IoU by the matched share, so
+    # the gain is 0.33 → 0.51 where it was 0.40 → 0.67).
     assert found.best == "explicit"
-    assert found.after > found.before + 0.2
+    assert found.after > found.before + 0.15
     assert found.after == max(found.consistency.values())
     assert "never merge two into one" in found.instruction
 
