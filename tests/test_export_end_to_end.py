@@ -86,7 +86,7 @@ PRIVATE: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], str]] = {
     ),
     "whatsapp": (
         "whatsapp/private_details.txt",
-        ("--alias", "+44 7700 900456=Priya"),
+        ("--alias", "+44 7700 900456=Priya", "--date-order", "dmy"),
         ("Ness", "Alderton", "Sam", "Ruiz", "Priya", "7700", "900123", "900456", "sam.ruiz",
          "example.com", "cabins.example.org"),
         "Ness Alderton asked Sam Ruiz; call 07700 900123 or mail sam.ruiz@example.com.",

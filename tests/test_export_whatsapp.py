@@ -105,16 +105,24 @@ def test_ios_12h_month_first_with_narrow_spaces_and_marks() -> None:
     assert not any("day from month" in n for n in context.notes)
 
 
-def test_german_dates_that_do_not_tell_are_read_day_first_with_a_note() -> None:
-    messages, context = one(DATA / "german_dotted.txt")
+def test_german_dates_that_do_not_tell_are_refused_naming_the_orders_that_read_them() -> None:
+    # 10.03.26 and 11.03.26 are dates as day/month/year (10 March), month/day/year (3 October)
+    # and year/month/day (26 March 2010), all in time order: the file cannot decide.
+    with pytest.raises(InputError) as caught:
+        one(DATA / "german_dotted.txt")
+    assert str(caught.value).endswith(
+        "german_dotted.txt: cannot tell the order of day, month and year: every date reads as "
+        "day/month/year or as month/day/year or as year/month/day (line 1's 10.03.26 is "
+        "2026-03-10 (--date-order dmy) or 2026-10-03 (--date-order mdy) or 2010-03-26 "
+        "(--date-order ymd)); pass --date-order dmy or mdy or ymd"
+    )
+    messages, context = one(DATA / "german_dotted.txt", date_order="dmy")
     assert rows(messages) == [
         ("2026-03-10T18:05:00", "Jörg Weiß", "text", "Treffen wir uns um 19:00?"),
         ("2026-03-10T18:06:00", "Zoë Brandt", "media", "<Medien ausgeschlossen>"),
         ("2026-03-11T09:30:00", "Jörg Weiß", "text", "Passt. Adresse: Hauptstr. 5"),
     ]
     assert context.log.skipped == {"system message": 2, "deleted message": 1}
-    assert any("no date tells day from month" in n and "--date-order mdy" in n
-               for n in context.notes)  # fmt: skip
     # --date-order mdy: 10.03.26 is 3 October, and nothing is guessed.
     flipped, context = one(DATA / "german_dotted.txt", date_order="mdy")
     assert [m.timestamp for m in flipped] == [
@@ -141,7 +149,8 @@ def test_year_first_dates_finnish_klo_and_colons() -> None:
         ("2026-03-10T18:05:00", "Aino Laine", "text", "Hei: mitä kuuluu?"),
     ]
     assert context.notes == []  # year first reads one way only
-    messages, _ = one(DATA / "ios_fi_klo.txt")  # [12.3.2026 klo 14.08.18], dotted times
+    # [12.3.2026 klo 14.08.18], dotted times; 12.3 could be 3 December: the order is stated.
+    messages, _ = one(DATA / "ios_fi_klo.txt", date_order="dmy")
     # The name ends at the first ": " — "Team:Aino" keeps its colon (no space after it).
     assert rows(messages) == [
         ("2026-03-12T14:08:18", "Matias Virtanen", "text", "Moi"),
@@ -163,24 +172,35 @@ def test_the_first_telling_date_decides_and_a_contradiction_names_its_line(
     )
     with pytest.raises(InputError) as caught:
         one(path)
+    # 01/02/26 is no year/day/month (month 26), 13/02/26 no month/day/year, and 02/14/26
+    # neither day/month/year nor year/month/day (month 14): the error names each, at line 3.
     assert caught.value.line == 3
-    assert "02/14/26 is month first but 13/02/26 (line 2) is day first" in str(caught.value)
-    assert "--date-order" in str(caught.value)
-    month_first = chat(tmp_path, "01/02/26, 10:00 - Ana: one", "02/14/26, 10:00 - Ana: two",
-                       "13/02/26, 10:00 - Ana: three", name="mdy.txt")  # fmt: skip
-    with pytest.raises(InputError, match=r"13/02/26 is day first but 02/14/26 \(line 2\) is month"):
+    assert caught.value.detail == (
+        "no order of day, month and year reads every date — not year/day/month (line 1's "
+        "01/02/26); not month/day/year (line 2's 13/02/26); not day/month/year (line 3's "
+        "02/14/26); not year/month/day (line 3's 02/14/26): the file mixes date formats or is "
+        "not one export"
+    )
+    # Decided early (line 2 leaves only month/day/year), a later date that contradicts it
+    # stops the import at its own line.
+    month_first = chat(tmp_path, "01/02/2026, 10:00 - Ana: one", "02/14/2026, 10:00 - Ana: two",
+                       "13/02/2026, 10:00 - Ana: three", name="mdy.txt")  # fmt: skip
+    with pytest.raises(InputError, match=r"13/02/2026 is not a date read as month/day/year "
+                       r"\(as line 2's 02/14/2026 says\)") as caught:  # fmt: skip
         one(month_first)
+    assert caught.value.line == 3
     # A stated order that a date cannot have.
     with pytest.raises(InputError) as caught:
         one(chat(tmp_path, "01/02/26, 10:00 - Ana: one", "13/02/26, 10:00 - Ana: two",
                  name="stated.txt"), date_order="mdy")  # fmt: skip
     assert caught.value.line == 2 and "as --date-order says" in str(caught.value)
     # No 31 February, and no 13 PM.
-    with pytest.raises(InputError, match="31/02/26 is not a date read as day/month/year"):
-        one(chat(tmp_path, "31/02/26, 10:00 - Ana: one", name="feb.txt"))
+    # (31/02/26 is 26 February 2031 as year/month/day; with a 4-digit year it is no date.)
+    with pytest.raises(InputError, match=r"not day/month/year \(line 1's 31/02/2026\)"):
+        one(chat(tmp_path, "31/02/2026, 10:00 - Ana: one", name="feb.txt"))
     with pytest.raises(InputError, match="hour 13 with 'PM'") as caught:
         one(chat(tmp_path, "1/2/26, 9:00 AM - Ana: one", "1/2/26, 13:00 PM - Ana: two",
-                 name="pm.txt"))  # fmt: skip
+                 name="pm.txt"), date_order="dmy")  # fmt: skip
     assert caught.value.line == 2
 
 
@@ -201,7 +221,7 @@ def test_lines_shaped_almost_like_a_timestamp_are_text(tmp_path: Path) -> None:
         "12:30 - lunch: yes",
         "2026/3/2026, 10:00 - Bo: three",
     )
-    messages, _ = one(path)
+    messages, _ = one(path, date_order="dmy")
     assert len(messages) == 1
     assert messages[0].text.splitlines()[1:] == [
         "1.2.3 10:00 - Bo: one", "1/2/202, 10:00 - Bo: two", "12:30 - lunch: yes",
@@ -230,7 +250,7 @@ def test_system_lines_and_the_rules_for_speakers(tmp_path: Path) -> None:
         "[1/2/26, 10:00:08] Ness:",
         "still Ness's message",
     )
-    messages, context = one(path)
+    messages, context = one(path, date_order="dmy")
     assert rows(messages) == [
         ("2026-02-01T10:00:00", "Ness", "text", "Theo left"),
         ("2026-02-01T10:00:03", 'Robert "Bob" Smith', "text", "balanced quotes are a name"),
@@ -256,7 +276,7 @@ def test_media_placeholders_in_every_form_are_kind_media(tmp_path: Path) -> None
     ]  # fmt: skip
     lines = [f"[1/2/26, 10:00:{i:02d}] Ana: {LRM}{t}" for i, t in enumerate(texts)]
     lines += ["[1/2/26, 10:01:00] Ana: <note: buy milk>", "[1/2/26, 10:01:01] Ana: omitted"]
-    messages, context = one(chat(tmp_path, *lines))
+    messages, context = one(chat(tmp_path, *lines), date_order="dmy")
     assert [m.kind for m in messages] == ["media"] * len(texts) + ["text", "text"]
     assert [m.text for m in messages[: len(texts)]] == texts
     assert context.log.skipped == {}
@@ -270,7 +290,7 @@ def test_the_edit_mark_is_removed_and_counted(tmp_path: Path) -> None:
         "and the mark at the end <This message was edited>",
         "1/2/26, 10:02 - Ana: <This message was edited> stays inside a text",
     )
-    messages, context = one(path)
+    messages, context = one(path, date_order="dmy")
     assert [m.text for m in messages] == [
         "first", "two lines\nand the mark at the end",
         "<This message was edited> stays inside a text",

@@ -71,7 +71,8 @@ def import_command(
         str | None, typer.Option(help="country for national phone numbers, e.g. GB, US, DE")
     ] = None,
     date_order: Annotated[
-        str, typer.Option(help="WhatsApp: auto, dmy or mdy (auto decides from the dates)")
+        str,
+        typer.Option(help="WhatsApp: auto, dmy, mdy, ymd or ydm (auto decides from the dates)"),
     ] = "auto",
     timezone: Annotated[
         str | None, typer.Option(help="zone of exports with local times, e.g. Europe/Berlin")
@@ -126,8 +127,10 @@ def import_command(
         max_tokens=max_tokens,
         overlap=overlap,
     )
-    if date_order not in ("auto", "dmy", "mdy"):
-        raise InputError(f"expected auto, dmy or mdy, got {date_order!r}", field="--date-order")
+    if date_order not in ("auto", "dmy", "mdy", "ymd", "ydm"):
+        raise InputError(
+            f"expected auto, dmy, mdy, ymd or ydm, got {date_order!r}", field="--date-order"
+        )
     csv = _csv_mapping(
         csv_map,
         CsvMapping(

@@ -53,7 +53,6 @@ from chatledger.corpus.exports._model import (
 from chatledger.corpus.exports._reader import EXPORT_READERS, ExportReader
 from chatledger.corpus.exports._source import ExportSource
 
-_HEAD = 65536
 # DCE writes MessageKind.ToString(): the name, or the number for a kind it has no name for.
 _KEPT = {"Default", "Reply", "ChatInputCommand", "ContextMenuCommand", "0", "19", "20", "23"}
 _CALL = {"Call", "3"}
@@ -75,11 +74,11 @@ class DiscordReader(ExportReader):
     @classmethod
     def sniff(cls, source: ExportSource) -> bool:
         candidates = [n for n in source.names() if n.lower().endswith(".json")]
-        return any(_is_dce(_head(source, name)) for name in candidates[:20])
+        return any(_is_dce(source.head(name)) for name in candidates[:20])
 
     def conversations(self, source: ExportSource, context: ReadContext) -> Iterator[Conversation]:
         names = [n for n in source.names() if n.lower().endswith(".json")]
-        heads = {n: _head(source, n) for n in names}
+        heads = {n: source.head(n) for n in names}
         files = [n for n in names if _is_dce(heads[n])]
         if not files:
             shown = names[0] if len(names) == 1 else None
@@ -109,11 +108,6 @@ class DiscordReader(ExportReader):
                 f"{edited} Discord message(s) were edited after sending: the current text is "
                 "kept (the export has no other)"
             )
-
-
-def _head(source: ExportSource, name: str) -> str:
-    with source.open(name) as handle:
-        return handle.read(_HEAD).decode("utf-8", errors="ignore")
 
 
 def _is_dce(head: str) -> bool:

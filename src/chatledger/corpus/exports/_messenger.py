@@ -61,7 +61,6 @@ from chatledger.corpus.exports._model import (
 from chatledger.corpus.exports._reader import EXPORT_READERS, ExportReader
 from chatledger.corpus.exports._source import ExportSource
 
-_HEAD = 65536
 _MESSAGE_FILE = re.compile(r"(?:^|/)message_(\d+)\.json$")
 _HTML_FILE = re.compile(r"(?:^|/)message_\d+\.html$")
 _SYSTEM = {"Subscribe", "Unsubscribe"}
@@ -87,10 +86,10 @@ class MessengerReader(ExportReader):
         names = source.names()
         threads = [n for n in names if _MESSAGE_FILE.search(n)]
         if threads:
-            head = _head(source, threads[0])
+            head = source.head(threads[0])
             return '"participants"' in head or '"sender_name"' in head
         others = [n for n in names if n.lower().endswith(".json")][:20]
-        return any(_is_secure_storage(_head(source, n)) for n in others)
+        return any(_is_secure_storage(source.head(n)) for n in others)
 
     def conversations(self, source: ExportSource, context: ReadContext) -> Iterator[Conversation]:
         names = source.names()
@@ -105,7 +104,7 @@ class MessengerReader(ExportReader):
             for n in names
             if n.lower().endswith(".json")
             and not _MESSAGE_FILE.search(n)
-            and _is_secure_storage(_head(source, n))
+            and _is_secure_storage(source.head(n))
         ]
         if not folders and not secure:
             html = any(_HTML_FILE.search(n) for n in names)
@@ -120,11 +119,6 @@ class MessengerReader(ExportReader):
         for folder in sorted(folders):
             yield _dyi_thread(source, folder, sorted(folders[folder]), context)
         yield from _secure_threads(source, secure, context)
-
-
-def _head(source: ExportSource, name: str) -> str:
-    with source.open(name) as handle:
-        return handle.read(_HEAD).decode("utf-8", errors="ignore")
 
 
 def _is_secure_storage(head: str) -> bool:

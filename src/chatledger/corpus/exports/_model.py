@@ -18,7 +18,10 @@ from typing import Literal
 # What a kept message is: ordinary text, a media placeholder ("<Media omitted>", "image
 # omitted", an attachment with no text), or something else a reader flags (a sticker, a poll).
 MessageKind = Literal["text", "media", "sticker", "poll", "call", "other"]
-DateOrder = Literal["auto", "dmy", "mdy"]
+DateOrder = Literal["auto", "dmy", "mdy", "ymd", "ydm"]
+# Every order of day, month and year a WhatsApp export has been seen in (``auto``: decided from
+# the file's own dates); --date-order accepts each.
+DATE_ORDERS: tuple[str, ...] = ("dmy", "mdy", "ymd", "ydm")
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,8 +107,7 @@ class SignalReader(ExportReader):
             return False
         name = next(iter(chats.values()))
         try:
-            with source.open(name) as handle:
-                head = handle.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff")
+            head = source.head(name, 4096)
         except (InputError, OSError):
             return False
         first = next((line for line in head.splitlines() if line.strip()), "")

@@ -66,7 +66,6 @@ from chatledger.corpus.exports._reader import EXPORT_READERS, ExportReader
 from chatledger.corpus.exports._source import ExportSource
 
 RESULT_FILE = "result.json"
-_HEAD = 65536
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 # An odd number of backslashes, then x and two hex digits: tdesktop's invalid "\x0B" escape.
@@ -95,12 +94,12 @@ class TelegramReader(ExportReader):
         names = source.names()
         results = [n for n in names if PurePosixPath(n).name == RESULT_FILE]
         if results:
-            head = _head(source, results[0])
+            head = source.head(results[0])
             return '"guild"' not in head and any(
                 key in head for key in ('"messages"', '"chats"', '"personal_information"')
             )
         if len(names) == 1 and names[0].lower().endswith(".json"):
-            head = _head(source, names[0])
+            head = source.head(names[0])
             return '"messages"' in head and ('"date_unixtime"' in head or '"from_id"' in head)
         return False
 
@@ -156,11 +155,6 @@ class _Place:
     @property
     def line(self) -> int:
         return self.scan.line(self.start)
-
-
-def _head(source: ExportSource, name: str) -> str:
-    with source.open(name) as handle:
-        return handle.read(_HEAD).decode("utf-8", errors="ignore")
 
 
 class _Scan:

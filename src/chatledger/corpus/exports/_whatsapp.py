@@ -8,19 +8,24 @@ message above it (multi-line messages). The two shapes, in the locales seen in r
 * iOS ``[10/03/2026, 18:04:12] Ness Alderton: text`` (``[3/10/26, 6:04:12 PM]``,
   ``[10.03.26, 18:04:12]``, ``[1.1.2019, 12.00.00]``).
 
-Dates are day, month and year separated by ``/``, ``.`` or ``-`` (2- or 4-digit years; 2-digit
-ones are 20xx), or year first (``2026-03-10``); times are 24 h or 12 h (``AM``/``PM``, ``am``,
+Dates are three numbers separated by ``/``, ``.`` or ``-``, in any of the orders phones write
+them — day/month/year, month/day/year, year/month/day and year/day/month — with 2- or 4-digit
+years (2-digit ones are 20xx); times are 24 h or 12 h (``AM``/``PM``, ``am``,
 ``a.m.``, ``a. m.``, with an ordinary, no-break U+00A0 or narrow no-break U+202F space before
 the marker), seconds optional, ``:`` or ``.`` between the parts. Marks U+200E/U+200F (iOS puts
 one before attachment lines, RTL locales around dates) are ignored in the prefix, stripped from
 speaker names and from the start of a message's text, and kept anywhere else in the text.
 
-**Day or month first** is decided per file from the values: a first field over 12 means day
-first, a second field over 12 month first; a file where no field tells (every date in the 1st
-to 12th of a month) is read day first, with a note saying so. ``ReadContext.date_order``
-(``--date-order dmy|mdy``) overrides. Dates that contradict the decision (``13/03/26`` and
-``03/14/26`` in one file), or that are not dates at all, are an :class:`InputError` naming the
-line. Times are naive local times: WhatsApp writes no zone (the pipeline applies ``--timezone``).
+**The order of the date's fields** is decided per file from all its dates, never guessed: the
+orders under which every date is a date survive (a 4-digit field is the year, a field over 12
+is no month, ``31/02`` is no date); when several do, the readings that put a message before 2009
+(before WhatsApp) and then those that put the messages out of time order (a date more than a
+day before one above it) are dropped. One order left, or several that read every date the
+same: that order. Several that differ: an :class:`InputError` naming them and a date they read
+differently (``--date-order`` then says which). None: an error naming, for each order, a date
+it cannot read. ``ReadContext.date_order`` (``--date-order dmy|mdy|ymd|ydm``) overrides, and a
+date that is no date in the order given or decided is an error naming the line. Times are naive
+local times: WhatsApp writes no zone (the pipeline applies ``--timezone``).
 
 **The speaker** is the text between the prefix and the first ``": "`` (colon and space) — a colon
 not followed by a space stays in the name (``Team:Ness``); a name that itself contains ``": "``
@@ -60,9 +65,10 @@ the messages opens the file again.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import PurePosixPath
 from typing import ClassVar, Literal
 
@@ -202,7 +208,29 @@ class _Chat:
         return _read(self.source, self.name, self.context)
 
 
-Order = Literal["dmy", "mdy"]
+Order = Literal["dmy", "mdy", "ymd", "ydm"]
+ORDERS: tuple[Order, ...] = ("dmy", "mdy", "ymd", "ydm")
+SPELLED = {"dmy": "day/month/year", "mdy": "month/day/year", "ymd": "year/month/day",
+           "ydm": "year/day/month"}  # fmt: skip
+# WhatsApp appeared in 2009: a reading that puts a message before it is not this export's.
+_FIRST_DAY = date(2009, 1, 1)
+# A message may carry a time a little before the one above it (sent offline, delivered later);
+# a reading that goes back further than this is not the file's order.
+_SLACK = timedelta(days=1)
+
+
+def read_date(order: Order, a: str, b: str, c: str) -> date | None:
+    """The date of the fields ``a``, ``b``, ``c`` read in ``order``, or None when they are no
+    date in that order (the year must be 2 or 4 digits — 2-digit years are 20xx — day and
+    month at most 2)."""
+    year, first, second = (c, a, b) if order in ("dmy", "mdy") else (a, b, c)
+    if len(year) not in (2, 4) or len(first) > 2 or len(second) > 2:
+        return None
+    day, month = (first, second) if order in ("dmy", "ydm") else (second, first)
+    try:
+        return date(int(year) + (2000 if len(year) == 2 else 0), int(month), int(day))
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -219,21 +247,29 @@ class _Pending:
 
 @dataclass
 class _Dates:
-    """Turns a prefix's fields into a datetime, day or month first as decided for the file."""
+    """Turns a prefix's fields into a datetime, in the order decided for the file."""
 
     order: Order
     where: str
-    # The line that decided the order (auto), or None when --date-order gave it or no date told.
-    decided_by: tuple[int, str] | None
+    # Why this order: "as --date-order says", "as line 4's 13/03/26 says" …
     how: str
     _key: tuple[str, str, str] | None = None
-    _date: tuple[int, int, int] = (1, 1, 1)
+    _date: date = date(1, 1, 1)
 
     def moment(self, match: re.Match[str], line: int) -> datetime:
         key = (match["a"], match["b"], match["c"])
         if key != self._key:
-            self._date = self._ymd(key, match, line)
-            self._key = key
+            found = read_date(self.order, *key)
+            if found is None:
+                sep = match["sep"]
+                raise InputError(
+                    f"{sep.join(key)} is not a date read as {SPELLED[self.order]} ({self.how}): "
+                    "the file mixes date formats or is not one export; pass --date-order "
+                    "(one of " + ", ".join(ORDERS) + ") if the order is another",
+                    path=self.where,
+                    line=line,
+                )
+            self._date, self._key = found, key
         hour, minute = int(match["h"]), int(match["mi"])
         second = int(match["s"]) if match["s"] else 0
         marker = match["ampm"]
@@ -243,44 +279,11 @@ class _Dates:
                     f"hour {hour} with {marker!r}: not a 12-hour time", path=self.where, line=line
                 )
             hour = hour % 12 + (12 if marker[0] in "Pp" else 0)
-        year, month, day = self._date
         try:
-            return datetime(year, month, day, hour, minute, second)
+            return datetime(self._date.year, self._date.month, self._date.day, hour, minute,
+                            second)  # fmt: skip
         except ValueError as exc:
             raise InputError(f"not a time: {exc}", path=self.where, line=line) from None
-
-    def _ymd(
-        self, key: tuple[str, str, str], match: re.Match[str], line: int
-    ) -> tuple[int, int, int]:
-        a, b, c = key
-        sep = match["sep"]
-        shown = f"{a}{sep}{b}{sep}{c}"
-        if len(a) == 4:
-            year, month, day = int(a), int(b), int(c)
-        else:
-            first, second = int(a), int(b)
-            year = int(c) + (2000 if len(c) == 2 else 0)
-            if self.decided_by is not None:
-                line_no, date = self.decided_by
-                if (self.order == "dmy" and second > 12) or (self.order == "mdy" and first > 12):
-                    raise InputError(
-                        f"the dates contradict each other: {shown} is month first but {date} "
-                        f"(line {line_no}) is day first; pass --date-order dmy or mdy"
-                        if self.order == "dmy"
-                        else f"the dates contradict each other: {shown} is day first but "
-                        f"{date} (line {line_no}) is month first; pass --date-order dmy or mdy",
-                        path=self.where,
-                        line=line,
-                    )
-            day, month = (first, second) if self.order == "dmy" else (second, first)
-        try:
-            datetime(year, month, day)
-        except ValueError:
-            order = {"dmy": "day/month/year", "mdy": "month/day/year"}[self.order]
-            raise InputError(
-                f"{shown} is not a date read as {order} ({self.how})", path=self.where, line=line
-            ) from None
-        return year, month, day
 
 
 def _read(source: ExportSource, name: str, context: ReadContext) -> Iterator[ExportMessage]:
@@ -454,27 +457,111 @@ def _title(source: ExportSource, name: str) -> str:
 
 
 def _dates(source: ExportSource, name: str, context: ReadContext) -> _Dates:
-    """How this file's dates read: ``--date-order`` when given, else decided from the values
-    (one quick pass, stopping at the first date that tells)."""
+    """How this file's dates read: ``--date-order`` when given, else decided from the file's
+    own dates (one pass over their prefixes, stopping once only one order reads them all)."""
     where = source.describe(name)
     if context.date_order != "auto":
-        return _Dates(context.date_order, where, None, "as --date-order says")
-    ambiguous = False
+        return _Dates(context.date_order, where, "as --date-order says")
+    survey = _Survey()
     with source.text_lines(name) as lines:
         for number, raw in enumerate(lines, start=1):
-            match = _prefix(raw)
-            if match is None or len(match["a"]) == 4:
-                continue  # year first (2026-03-10) reads one way only
-            ambiguous = True
-            a, b = int(match["a"]), int(match["b"])
-            shown = f"{match['a']}{match['sep']}{match['b']}{match['sep']}{match['c']}"
-            if a > 12:
-                return _Dates("dmy", where, (number, shown), f"as line {number}'s {shown} says")
-            if b > 12:
-                return _Dates("mdy", where, (number, shown), f"as line {number}'s {shown} says")
-    if ambiguous:
-        context.note(
-            f"{where}: no date tells day from month (none past the 12th), so dates were read "
-            "day first (dd/mm/yy); pass --date-order mdy if they are month first"
+            if raw and raw[0] in _STARTS:
+                match = _prefix(raw)
+                if match is not None and survey.add(match, number):
+                    break
+    return survey.decide(where, context)
+
+
+@dataclass
+class _Survey:
+    """The file's distinct dates (fields as written, first line) and the sequence they come
+    in, and which orders still read every one of them."""
+
+    dates: list[tuple[str, str, str, str, int]] = field(default_factory=list)
+    sequence: array[int] = field(default_factory=lambda: array("I"))
+    alive: list[Order] = field(default_factory=lambda: list(ORDERS))
+    ruled_out: dict[Order, int] = field(default_factory=dict)  # order → index in dates
+    _index: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    _last: tuple[str, str, str] | None = None
+
+    def add(self, match: re.Match[str], line: int) -> bool:
+        """Take one prefix; True once at most one order is left (the rest cannot revive)."""
+        key = (match["a"], match["b"], match["c"])
+        if key == self._last:
+            return False
+        self._last = key
+        at = self._index.get(key)
+        if at is None:
+            at = self._index[key] = len(self.dates)
+            self.dates.append((*key, match["sep"], line))
+            for order in list(self.alive):
+                # No phone writes a 4-digit year first with the day before the month: such a
+                # file reads year/month/day (ISO 8601) unless --date-order says otherwise.
+                if read_date(order, *key) is None or (order == "ydm" and len(key[0]) == 4):
+                    self.alive.remove(order)
+                    self.ruled_out[order] = at
+        self.sequence.append(at)
+        return len(self.alive) <= 1
+
+    def shown(self, at: int) -> str:
+        a, b, c, sep, line = self.dates[at]
+        return f"line {line}'s {sep.join((a, b, c))}"
+
+    def decide(self, where: str, context: ReadContext) -> _Dates:
+        if not self.dates:  # no date at all: the reader says the file is no chat
+            return _Dates("dmy", where, "no date in the file")
+        if not self.alive:
+            last = max(self.ruled_out.values())
+            reasons = "; ".join(
+                f"not {SPELLED[order]} ({self.shown(at)})"
+                for order, at in sorted(self.ruled_out.items(), key=lambda kv: kv[1])
+            )
+            raise InputError(
+                f"no order of day, month and year reads every date — {reasons}: the file mixes "
+                "date formats or is not one export",
+                path=where,
+                line=self.dates[last][4],
+            )
+        if len(self.alive) == 1:
+            order = self.alive[0]
+            told = max((at for o, at in self.ruled_out.items()), default=0)
+            return _Dates(order, where, f"as {self.shown(told)} says")
+        candidates, why = list(self.alive), []
+        readings = {o: [read_date(o, *d[:3]) for d in self.dates] for o in candidates}
+        plausible = [o for o in candidates if all(d and d >= _FIRST_DAY for d in readings[o])]
+        if plausible and len(plausible) < len(candidates):
+            why.append("the other readings put messages before 2009, when WhatsApp began")
+            candidates = plausible
+        in_order = [o for o in candidates if self._in_time_order(readings[o])]
+        if in_order and len(in_order) < len(candidates):
+            why.append("the other readings put the messages out of time order")
+            candidates = in_order
+        if len(candidates) == 1:
+            order = candidates[0]
+            context.note(f"{where}: dates read as {SPELLED[order]}: {'; '.join(why)}")
+            return _Dates(order, where, f"decided from the whole file: {'; '.join(why)}")
+        differing = next(
+            (i for i in range(len(self.dates)) if len({readings[o][i] for o in candidates}) > 1),
+            None,
         )
-    return _Dates("dmy", where, None, "assumed: no date tells")
+        if differing is None:  # every date reads the same in every order left
+            return _Dates(candidates[0], where, "every order left reads the same dates")
+        ways = " or ".join(f"{readings[o][differing]} (--date-order {o})" for o in candidates)
+        raise InputError(
+            "cannot tell the order of day, month and year: every date reads as "
+            + " or as ".join(SPELLED[o] for o in candidates)
+            + f" ({self.shown(differing)} is {ways}); pass --date-order "
+            + " or ".join(candidates),
+            path=where,
+        )
+
+    def _in_time_order(self, readings: list[date | None]) -> bool:
+        latest: date | None = None
+        for at in self.sequence:
+            found = readings[at]
+            assert found is not None  # every date reads in an order still alive
+            if latest is not None and found < latest - _SLACK:
+                return False
+            if latest is None or found > latest:
+                latest = found
+        return True
