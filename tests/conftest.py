@@ -152,3 +152,10 @@ def bundled_partial_gold(
         simulate_records(records, chunks, [("drop", drop)], seed=seed, label=label), challenger
     )
     return chunks_path, gold, challenger
+
+
+@pytest.fixture(autouse=True)
+def _private_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Each test's own user data folder (where `corpus import --pseudonymise` keeps its keys),
+    for the test and the commands it runs: never the real home's."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))

@@ -114,7 +114,7 @@ def test_with_pseudonymise_no_real_name_number_or_address_reaches_the_model(
     export, extra, secrets, restored = PRIVATE[kind]
     imported = chatledger(
         "corpus", "import", kind, str(EXPORTS / export), "--out", "corpus", "--pseudonymise",
-        "--phone-region", "GB", *extra, cwd=tmp_path,
+        "--phone-region", "GB", "--key", "corpus.key.json", *extra, cwd=tmp_path,
     )  # fmt: skip
     assert imported.code == 0, imported.err
     chunks_text = (tmp_path / "corpus" / "chunks.jsonl").read_text(encoding="utf-8")
@@ -132,10 +132,11 @@ def test_with_pseudonymise_no_real_name_number_or_address_reaches_the_model(
         assert secret not in sent, secret
         assert secret not in chunks_text, secret
     assert "Person A" in sent and "[PHONE-1]" in sent and "[EMAIL-1]" in sent
-    # The map stays beside the chunks, and reveal restores the originals in the extraction.
-    assert (tmp_path / "corpus" / "pseudonyms.json").exists()
+    # The map is where --key put it, outside the folder, and reveal restores the originals.
+    assert (tmp_path / "corpus.key.json").exists()
+    assert not (tmp_path / "corpus" / "pseudonyms.json").exists()
     revealed = chatledger(
-        "corpus", "reveal", "out.jsonl", "--map", "corpus/pseudonyms.json", "--out", "real.jsonl",
+        "corpus", "reveal", "out.jsonl", "--map", "corpus.key.json", "--out", "real.jsonl",
         cwd=tmp_path,
     )  # fmt: skip
     assert revealed.code == 0, revealed.err

@@ -4,6 +4,7 @@ pseudonymisation and reveal, and the CSV reader — numbers worked out by hand."
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +25,7 @@ from chatledger.corpus.exports import (
 )
 from chatledger.corpus.exports._chunking import ChunkMessage, chunk_conversation
 from chatledger.corpus.exports._ids import MessageIds, slug
+from chatledger.corpus.exports._pipeline import default_key_path
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -135,10 +137,10 @@ def test_names_become_stable_pseudonyms_in_order_of_appearance() -> None:
         "Person A",
         "Person C",
     ]
-    text = "NESS ALDERTON said Ness and Alderton will ask Sam; ness (lower case) stays."
-    # Full names in any case; a part only capitalised; "Sam" is shared → [NAME-1].
+    text = "NESS ALDERTON said Ness and Alderton will ask Sam; ness (lower case) too."
+    # Full names and their parts in any case; "Sam" is shared → [NAME-1].
     assert p.text(text) == (
-        "Person A said Person A and Person A will ask [NAME-1]; ness (lower case) stays."
+        "Person A said Person A and Person A will ask [NAME-1]; Person A (lower case) too."
     )
 
 
@@ -150,7 +152,7 @@ def test_phones_emails_and_urls_get_typed_placeholders() -> None:
     )
     assert p.text(text) == (
         "Call [PHONE-1] or [PHONE-2], mail [EMAIL-1], see [URL-1]. "
-        "Order [PHONE-3] ships 2026-03-10 at 18:00; ref 10.03.2026."
+        "Order [NUMBER-1] ships 2026-03-10 at 18:00; ref 10.03.2026."
     )
     # The same value, the same placeholder.
     assert p.text("again +44 7700 900123") == "again [PHONE-1]"
@@ -213,8 +215,11 @@ def test_pseudonymised_import_keeps_nothing_real_and_reveal_restores_it(
     written = (out / "chunks.jsonl").read_text(encoding="utf-8")
     for secret in ("Ness", "Alderton", "Sam", "Ruiz", "7700", "ness@example.com", "example.com"):
         assert secret not in written
-    assert summary.pseudonyms_path == str(out / "pseudonyms.json")
-    mapping = PseudonymMap.load(out / "pseudonyms.json")
+    # The key is kept outside the import folder, readable by its owner only.
+    key = default_key_path(out)
+    assert summary.pseudonyms_path == str(key) and not (out / "pseudonyms.json").exists()
+    assert not key.is_relative_to(out) and stat.S_IMODE(key.stat().st_mode) == 0o600
+    mapping = PseudonymMap.load(key)
     assert mapping.names == {"Ness Alderton": "Person A", "Sam Ruiz": "Person B"}
     # A re-import reuses the map: same pseudonyms, same ids.
     first = written
@@ -231,7 +236,7 @@ def test_pseudonymised_import_keeps_nothing_real_and_reveal_restores_it(
         },
     }
     (tmp_path / "x.jsonl").write_text(json.dumps(extraction) + "\nnot json\n", encoding="utf-8")
-    result = reveal_file(tmp_path / "x.jsonl", out / "pseudonyms.json", tmp_path / "real.jsonl")
+    result = reveal_file(tmp_path / "x.jsonl", key, tmp_path / "real.jsonl")
     assert (result.lines, result.revealed, result.unreadable) == (2, 1, 1)
     revealed = json.loads((tmp_path / "real.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert (

@@ -181,7 +181,8 @@ def test_pseudonymised_chunks_hold_no_name_mention_or_address(tmp_path: Path) ->
     text = (tmp_path / "chunks.jsonl").read_text(encoding="utf-8")
     for secret in ("Ness", "Alderton", "Sam R", "Priya", "Shah", "bob", "U09GONE", "example"):
         assert secret not in text, secret
-    mapping = json.loads((tmp_path / "pseudonyms.json").read_text(encoding="utf-8"))
+    assert summary.pseudonyms_path is not None
+    mapping = json.loads(Path(summary.pseudonyms_path).read_text(encoding="utf-8"))
     # Members listed first (general's), then speakers as they appear.
     assert mapping["names"]["Ness Alderton"] == "Person A"
     assert "@Person B" in text  # "@Sam R" in Ness's first message

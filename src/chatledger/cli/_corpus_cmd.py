@@ -27,7 +27,10 @@ app.add_typer(corpus_app, name="corpus")
 
 ANNOTATED_KINDS = ("ami", "casino")
 # Spelled here so that --help needs no reader import; tests/test_cli_corpus.py checks the list.
-CHAT_KINDS = ("whatsapp", "telegram", "slack", "discord", "imessage", "messenger", "signal", "csv")
+CHAT_KINDS = (
+    "whatsapp", "telegram", "slack", "discord", "imessage", "messenger", "instagram", "signal",
+    "csv",
+)  # fmt: skip
 KIND_HELP = ", ".join(("auto", *CHAT_KINDS, *ANNOTATED_KINDS))
 
 
@@ -37,7 +40,9 @@ def import_command(
         list[str],
         typer.Argument(metavar="[KIND] PATH", help=f"KIND: {KIND_HELP}; PATH: the export"),
     ],
-    out: Annotated[Path, typer.Option("--out", help="folder for chunks.jsonl (and gold.jsonl)")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="folder for chunks.jsonl (and gold.jsonl)")
+    ] = None,
     kind_option: Annotated[
         str | None, typer.Option("--kind", help="the export's format (default: auto)")
     ] = None,
@@ -66,6 +71,31 @@ def import_command(
             "--pseudonymise/--no-pseudonymise",
             help="replace names, phone numbers, e-mails and URLs before anything sees them",
         ),
+    ] = False,
+    key: Annotated[
+        Path | None,
+        typer.Option(
+            help="with --pseudonymise: the file for the map that undoes it (default: your "
+            "data folder, never the import folder)"
+        ),
+    ] = None,
+    key_beside_chunks: Annotated[
+        bool,
+        typer.Option(help="with --pseudonymise: keep the map in --out beside chunks.jsonl"),
+    ] = False,
+    names_from_text: Annotated[
+        Path | None,
+        typer.Option(
+            help="write names found only in message text to this aliases file for review "
+            "(imports nothing)"
+        ),
+    ] = None,
+    encoding: Annotated[
+        str | None,
+        typer.Option(help="the text's encoding if not UTF-8/UTF-16, e.g. cp1252, latin-1"),
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option(help="stop at the first byte that does not decode (default: count it)")
     ] = False,
     phone_region: Annotated[
         str | None, typer.Option(help="country for national phone numbers, e.g. GB, US, DE")
@@ -100,7 +130,11 @@ def import_command(
     from chatledger.core import InputError
 
     kind, path = _kind_and_path(arguments, kind_option)
+    if out is None and names_from_text is None:
+        raise InputError("missing --out DIR (the folder for chunks.jsonl)", field="--out")
     if kind in ANNOTATED_KINDS:
+        if out is None:
+            raise InputError("missing --out DIR", field="--out")
         options: dict[str, object] = {}
         if kind == "ami" and max_messages is not None:
             options["max_messages"] = max_messages
@@ -112,6 +146,7 @@ def import_command(
         EXPORT_READERS,
         ChunkingOptions,
         CsvMapping,
+        Decoding,
         ImportOptions,
         import_chat_export,
         parse_duration,
@@ -121,6 +156,8 @@ def import_command(
     if kind != "auto" and kind not in EXPORT_READERS:
         known = ", ".join(("auto", *EXPORT_READERS.names(), *ANNOTATED_KINDS))
         raise InputError(f"unknown kind {kind!r} (known: {known})", field="KIND")
+    Decoding(encoding, strict)  # an unknown --encoding is refused before anything is read
+
     chunking = ChunkingOptions(
         gap=parse_duration(gap),
         max_messages=max_messages if max_messages is not None else ChunkingOptions().max_messages,
@@ -151,12 +188,55 @@ def import_command(
         me=me,
         timezone=_zone(timezone),
         csv=csv,
+        encoding=encoding,
+        strict=strict,
+        key=key,
+        key_beside_chunks=key_beside_chunks,
     )
+    if names_from_text is not None:
+        from chatledger.core import require_extra
+
+        require_extra("pseudonymise", "--names-from-text")
+        _preview_names(path, names_from_text, import_options, output_format)
+        return
+    assert out is not None
     summary = import_chat_export(path, out, import_options)
     if output_format is OutputFormat.json:
         emit_json(summary.model_dump(mode="json"))
         return
     _print_summary(summary, import_options)
+
+
+def _preview_names(
+    path: Path, target: Path, options: ImportOptions, output_format: OutputFormat
+) -> None:
+    import os
+
+    from chatledger.core import atomic_write_text, check_output_file
+    from chatledger.corpus.exports import aliases_file, preview_names
+
+    check_output_file(target, option="--names-from-text")
+    kind, candidates = preview_names(path, options)
+    atomic_write_text(target, aliases_file(candidates, str(path), kind))
+    os.chmod(target, 0o600)  # it quotes the chat
+    if output_format is OutputFormat.json:
+        emit_json({"kind": kind, "file": str(target),
+                   "candidates": [vars(c) for c in candidates]})  # fmt: skip
+        return
+    from rich.table import Table
+
+    table = Table(title=f"names in the text of {path} ({kind})", title_justify="left")
+    for column in ("candidate", "count", "why", "example"):
+        table.add_column(column, justify="right" if column == "count" else "left")
+    for candidate in candidates[:40]:
+        table.add_row(candidate.text, str(candidate.count), candidate.why, candidate.example)
+    stdout.print(table)
+    more = f" ({len(candidates) - 40} more in the file)" if len(candidates) > 40 else ""
+    note(
+        f"{len(candidates)} candidate(s) written to {target}{more}: keep the real people, delete "
+        "the rest, then import with --pseudonymise --aliases " + str(target),
+        label="review",
+    )
 
 
 def _kind_and_path(arguments: list[str], kind_option: str | None) -> tuple[str, Path]:
@@ -203,10 +283,13 @@ def _print_summary(summary: ExportSummary, options: ImportOptions) -> None:
         stdout.print(f"messages from {summary.first_message} to {summary.last_message}")
     for text in summary.notes:
         note(text)
+    for problem, count in summary.problems.items():
+        note(f"{problem}: {count:,}", label="problems")
     if summary.pseudonyms_path:
         note(
-            f"names, numbers, e-mails and URLs replaced; the map that undoes it is "
-            f"{summary.pseudonyms_path} — keep it private (chatledger corpus reveal uses it)",
+            "names, numbers, addresses, e-mails and URLs replaced; the map that undoes it is "
+            f"{summary.pseudonyms_path} (readable by you only) — keep it private; "
+            f"chatledger corpus reveal FILE --map {summary.pseudonyms_path} --out FILE uses it",
             label="pseudonymised",
         )
     stdout.print(f"chunks: {summary.chunks_path}")
@@ -306,7 +389,7 @@ def _region(code: str | None) -> str | None:
 def reveal_command(
     extractions: Annotated[Path, typer.Argument(help="an extraction file of pseudonymised chunks")],
     map_file: Annotated[
-        Path, typer.Option("--map", help="the pseudonyms.json written beside the chunks")
+        Path, typer.Option("--map", help="the pseudonym map the import wrote (its --key)")
     ],
     out: Annotated[Path, typer.Option("--out", help="the extraction file with the originals")],
     output_format: FormatOption = OutputFormat.table,

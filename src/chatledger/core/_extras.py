@@ -16,7 +16,7 @@ from chatledger.core._errors import ChatLedgerError
 EXTRAS: dict[str, tuple[str, ...]] = {
     "annotate": ("starlette", "uvicorn"),
     "select": ("sklearn", "optuna"),
-    "pseudonymise": ("phonenumbers",),
+    "pseudonymise": ("phonenumbers", "schwifty", "english_words"),
     "anthropic": ("anthropic",),
     "openai": ("openai",),
     "dask": ("distributed",),

@@ -21,17 +21,20 @@ from chatledger.corpus.exports._model import (
     ReadContext,
     SkipLog,
 )
+from chatledger.corpus.exports._names import NameCandidate, aliases_file
 from chatledger.corpus.exports._pipeline import (
     CHUNKS_FILE,
     ExportSummary,
     ImportOptions,
+    default_key_path,
     detect_kind,
     import_chat_export,
+    preview_names,
 )
 from chatledger.corpus.exports._pseudonyms import MAP_FILE, Pseudonymiser, PseudonymMap
 from chatledger.corpus.exports._reader import EXPORT_READERS, ExportReader
 from chatledger.corpus.exports._reveal import RevealSummary, reveal_file
-from chatledger.corpus.exports._source import ExportSource
+from chatledger.corpus.exports._source import Decoding, ExportSource
 
 __all__ = [
     "CHUNKS_FILE",
@@ -42,18 +45,23 @@ __all__ = [
     "ChunkingOptions",
     "Conversation",
     "CsvMapping",
+    "Decoding",
     "ExportMessage",
     "ExportReader",
     "ExportSource",
     "ExportSummary",
     "ImportOptions",
+    "NameCandidate",
     "PseudonymMap",
     "Pseudonymiser",
     "ReadContext",
     "RevealSummary",
     "SkipLog",
+    "aliases_file",
+    "default_key_path",
     "detect_kind",
     "import_chat_export",
     "parse_duration",
+    "preview_names",
     "reveal_file",
 ]

@@ -50,6 +50,7 @@ def _norm(header: str) -> str:
 @EXPORT_READERS.register("csv")
 class CsvReader(ExportReader):
     kind: ClassVar[str] = "csv"
+    label: ClassVar[str] = "a CSV file"
     how_to_export = "any spreadsheet or tool that writes one message per row with a header"
 
     @classmethod

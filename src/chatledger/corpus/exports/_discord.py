@@ -66,6 +66,7 @@ _CHANNEL_ID = re.compile(r'"channel"\s*:\s*\{\s*"id"\s*:\s*"?(\d+)')
 @EXPORT_READERS.register("discord")
 class DiscordReader(ExportReader):
     kind: ClassVar[str] = "discord"
+    label: ClassVar[str] = "a DiscordChatExporter file (Discord)"
     how_to_export = (
         "DiscordChatExporter (github.com/Tyrrrz/DiscordChatExporter), format JSON: one file per "
         "channel; give a file or the folder of them"

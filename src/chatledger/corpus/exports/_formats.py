@@ -6,7 +6,7 @@ DiscordChatExporter's ``guild`` + ``channel``, signal-export's folders), then th
 
 from chatledger.corpus.exports import _imessage as _imessage  # isort: skip (sniff order)
 from chatledger.corpus.exports import _slack as _slack  # isort: skip (sniff order)
-from chatledger.corpus.exports import _messenger as _messenger  # isort: skip (sniff order)
+from chatledger.corpus.exports import _messenger as _messenger  # isort: skip (sniff order; instagram first)
 from chatledger.corpus.exports import _telegram as _telegram  # isort: skip (sniff order)
 from chatledger.corpus.exports import _discord as _discord  # isort: skip (sniff order)
 from chatledger.corpus.exports import _signal as _signal  # isort: skip (sniff order)

@@ -79,6 +79,7 @@ _REQUIRED = {"message": ("ROWID", "date"), "chat": ("ROWID",), "chat_message_joi
 @EXPORT_READERS.register("imessage")
 class IMessageReader(ExportReader):
     kind: ClassVar[str] = "imessage"
+    label: ClassVar[str] = "an iMessage database (chat.db)"
     how_to_export = (
         "iMessage (macOS): copy ~/Library/Messages/chat.db (and chat.db-wal beside it) "
         "somewhere readable — Terminal needs Full Disk Access"

@@ -75,6 +75,7 @@ _EXTENSIONS = {
 @EXPORT_READERS.register("messenger")
 class MessengerReader(ExportReader):
     kind: ClassVar[str] = "messenger"
+    label: ClassVar[str] = "a Facebook Messenger export"
     how_to_export = (
         "Facebook: Accounts Centre → Your information and permissions → Download your "
         "information → Messages, Format JSON; give a thread folder, the messages folder or the "
@@ -83,29 +84,29 @@ class MessengerReader(ExportReader):
 
     @classmethod
     def sniff(cls, source: ExportSource) -> bool:
-        names = source.names()
-        threads = [n for n in names if _MESSAGE_FILE.search(n)]
-        if threads:
-            head = source.head(threads[0])
-            return '"participants"' in head or '"sender_name"' in head
-        others = [n for n in names if n.lower().endswith(".json")][:20]
-        return any(_is_secure_storage(source.head(n)) for n in others)
+        return _has_threads(source) and not _from_instagram(source)
+
+    @classmethod
+    def accepts(cls, source: ExportSource) -> bool:
+        return _has_threads(source)
 
     def conversations(self, source: ExportSource, context: ReadContext) -> Iterator[Conversation]:
         names = source.names()
         folders: dict[str, list[tuple[int, str]]] = {}
+        secure: list[str] = []
         for name in names:
             match = _MESSAGE_FILE.search(name)
             if match:
                 folder = str(PurePosixPath(name).parent)
                 folders.setdefault(folder, []).append((int(match.group(1)), name))
-        secure = [
-            n
-            for n in names
-            if n.lower().endswith(".json")
-            and not _MESSAGE_FILE.search(n)
-            and _is_secure_storage(source.head(n))
-        ]
+            elif name.lower().endswith(".json"):
+                head = source.head(name)
+                if _is_secure_storage(head):
+                    secure.append(name)
+                elif _is_dyi(head):
+                    # The same thread JSON under another name (Instagram's, a renamed file):
+                    # a thread of its own.
+                    folders.setdefault(name, []).append((1, name))
         if not folders and not secure:
             html = any(_HTML_FILE.search(n) for n in names)
             raise InputError(
@@ -119,6 +120,50 @@ class MessengerReader(ExportReader):
         for folder in sorted(folders):
             yield _dyi_thread(source, folder, sorted(folders[folder]), context)
         yield from _secure_threads(source, secure, context)
+
+
+@EXPORT_READERS.register("instagram")
+class InstagramReader(MessengerReader):
+    """Instagram's "Download your information" JSON: Messenger's thread format (``messages``
+    with ``sender_name``, ``timestamp_ms``, ``content``; the same double-encoded UTF-8), under
+    ``your_instagram_activity/messages/inbox/<thread>/message_1.json``."""
+
+    kind: ClassVar[str] = "instagram"
+    label: ClassVar[str] = "an Instagram export"
+    how_to_export = (
+        "Instagram: Accounts Centre → Your information and permissions → Download your "
+        "information → Messages, Format JSON; give a thread folder, the messages folder or the zip"
+    )
+
+    @classmethod
+    def sniff(cls, source: ExportSource) -> bool:
+        return _has_threads(source) and _from_instagram(source)
+
+
+def _has_threads(source: ExportSource) -> bool:
+    names = source.names()
+    threads = [n for n in names if _MESSAGE_FILE.search(n)]
+    if threads:
+        head = source.head(threads[0])
+        return '"participants"' in head or '"sender_name"' in head
+    others = [n for n in names if n.lower().endswith(".json")][:20]
+    return any(_is_thread(source.head(n)) for n in others)
+
+
+def _from_instagram(source: ExportSource) -> bool:
+    # Told from Messenger's only by where it lies (your_instagram_activity/, a zip named
+    # instagram-…); a bare thread file reads as Messenger — the same reading either way.
+    return "instagram" in source.path.name.lower() or any(
+        "instagram" in n.lower() for n in source.names()[:200]
+    )
+
+
+def _is_thread(head: str) -> bool:
+    return _is_secure_storage(head) or _is_dyi(head)
+
+
+def _is_dyi(head: str) -> bool:
+    return '"messages"' in head and '"sender_name"' in head and '"timestamp_ms"' in head
 
 
 def _is_secure_storage(head: str) -> bool:

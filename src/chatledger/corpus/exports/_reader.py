@@ -2,9 +2,10 @@
 
 A reader is registered once under its kind (``@EXPORT_READERS.register("whatsapp")``) and
 rebuilt by name. ``sniff`` says whether an export looks like this reader's format (``--kind
-auto`` asks every reader, in registration order, and takes the first yes); ``conversations``
-reads it. ``conversations`` may be called twice on one export (pseudonymisation first collects
-every name), so it must not consume anything it cannot read again.
+auto`` asks every reader, in registration order, and takes the first yes); ``accepts`` is the
+check made when the user names the kind; ``conversations`` reads it. ``conversations`` may
+be called twice on one export (pseudonymisation first collects every name), so it must not
+consume anything it cannot read again.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ class ExportReader(ABC):
     """Reads one chat-export format."""
 
     kind: ClassVar[str]
+    # What the format is, in a sentence: "not a Telegram Desktop export (result.json): it looks
+    # like a DiscordChatExporter file (Discord)".
+    label: ClassVar[str] = ""
     # How the user gets the export out of the app: one line for --help and the docs.
     how_to_export: ClassVar[str] = ""
 
@@ -29,6 +33,13 @@ class ExportReader(ABC):
     @abstractmethod
     def sniff(cls, source: ExportSource) -> bool:
         """Whether ``source`` looks like this format (cheap: names and the first bytes)."""
+
+    @classmethod
+    def accepts(cls, source: ExportSource) -> bool:
+        """Whether ``source`` has this format's signature when the user names the kind (the
+        check before reading, so another app's file is refused naming what it is); as strict
+        as :meth:`sniff` unless a reader says otherwise."""
+        return cls.sniff(source)
 
     @abstractmethod
     def conversations(self, source: ExportSource, context: ReadContext) -> Iterator[Conversation]:

@@ -95,6 +95,7 @@ class _Parsed:
 @EXPORT_READERS.register("signal")
 class SignalReader(ExportReader):
     kind: ClassVar[str] = "signal"
+    label: ClassVar[str] = "a signal-export folder (Signal)"
     how_to_export = (
         "Signal Desktop via signal-export: quit Signal, `pip install signal-export`, "
         "`sigexport ~/signal-chats`; give that folder (or one chat's folder)"

@@ -61,8 +61,12 @@ from chatledger.corpus.exports._source import ExportSource
 _DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.json$")
 _ANGLE = re.compile(r"<([^<>]*)>")
 _KEPT_SUBTYPES = frozenset(
-    {"thread_broadcast", "reply_broadcast", "file_share", "me_message", "bot_message"}
-)
+    {"thread_broadcast", "reply_broadcast", "file_share", "file_comment", "me_message",
+     "bot_message"}
+)  # fmt: skip
+_INTEGRATION_LOGS = "integration_logs.json"
+# "added an integration to this channel: <https://x.slack.com/services/B0JL6UFSL|github>"
+_SERVICE_LABEL = re.compile(r"<https?://[^|>]*/services/[^|>]*\|([^>]+)>")
 # (metadata file, what its conversations are); the order conversations are read in.
 _LISTS = (
     ("channels.json", "channel"),
@@ -76,6 +80,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 @EXPORT_READERS.register("slack")
 class SlackReader(ExportReader):
     kind: ClassVar[str] = "slack"
+    label: ClassVar[str] = "a Slack workspace export"
     how_to_export = (
         "Slack (workspace admin): Workspace settings → Import/Export Data → Export; "
         "download the zip (a folder unpacked from it works too)"
@@ -133,6 +138,7 @@ class _Workspace:
     infos: list[tuple[_Info, list[str]]]  # each entry and the folder names to look for
     missing: set[str] = field(default_factory=set)
     _days: dict[str, list[str]] | None = None
+    _bots: dict[str, str] | None = None
 
     @classmethod
     def load(cls, source: ExportSource) -> _Workspace:
@@ -187,6 +193,46 @@ class _Workspace:
             self.missing.add(user_id)
             return user_id
         return found
+
+    def bot_name(self, bot_id: str) -> str | None:
+        """A bot's name where its message carries none: a bot user in users.json, else the
+        integration that added it — the archive's integration log entry of the same channel
+        and second as the ``bot_add`` message naming the bot id (``GitHub Notifications
+        (Legacy)``), else the label of that message's link (``github``)."""
+        if self._bots is None:
+            self._bots = self._bot_index()
+        return self._bots.get(bot_id)
+
+    def _bot_index(self) -> dict[str, str]:
+        names: dict[str, str] = {}
+        logged: dict[tuple[str, str], str] = {}
+        log_file = self.root + _INTEGRATION_LOGS
+        if log_file in self.names:
+            for entry in _json_list(self.source, log_file):
+                if not isinstance(entry, dict):
+                    continue
+                service = _string(entry.get("service_type")) or _string(entry.get("app_type"))
+                if _string(entry.get("bot_id")) and service:
+                    names.setdefault(entry["bot_id"], service)
+                if service and entry.get("change_type") == "added":
+                    logged[(_string(entry.get("channel")), str(entry.get("date")))] = service
+        ids = {name: cid for cid, name in self.channels.items()}
+        for folder, files in self.days.items():
+            for member in files:
+                if b'"bot_add"' not in self.source.read_bytes(member):
+                    continue
+                for item in _json_list(self.source, member):
+                    if not isinstance(item, dict) or item.get("subtype") != "bot_add":
+                        continue
+                    bot = _string(item.get("bot_id"))
+                    second = str(int(float(_ts(item.get("ts")) or 0)))
+                    label = _SERVICE_LABEL.search(_string(item.get("text")))
+                    found = logged.get((ids.get(folder, folder), second)) or (
+                        label.group(1) if label else ""
+                    )
+                    if bot and found:
+                        names.setdefault(bot, found)
+        return names
 
     def conversation_folders(self) -> Iterator[tuple[str, _Info]]:
         """Each conversation's folder (relative to the export), metadata entries first, then
@@ -267,10 +313,22 @@ def _message(
     if item.get("hidden") is True:
         context.log.skip("hidden message")
         return None
-    text = render_text(_string(item.get("text")), workspace)
-    if not text.strip():
-        text = _legacy_attachments_text(item.get("attachments"), workspace)
-    files = _file_lines(item.get("files"))
+    comment = item.get("comment")
+    if subtype == "file_comment" and isinstance(comment, dict):
+        # A legacy comment on a file: the commenter's words, said about the file.
+        shared = item.get("file")
+        name = _file_lines([shared])[0][len("[file: ") : -1] if isinstance(shared, dict) else ""
+        said = render_text(_string(comment.get("comment")), workspace)
+        text = f"[comment on file: {name}] {said}" if name else said
+        files: list[str] = []
+    else:
+        text = render_text(_string(item.get("text")), workspace)
+        if not text.strip():
+            text = _legacy_attachments_text(item.get("attachments"), workspace)
+        # Files: "files" (today) or the legacy single "file" of a file_share.
+        listed = item.get("files")
+        single = item.get("file")
+        files = _file_lines(listed if isinstance(listed, list) else [single] if single else [])
     kind: MessageKind = "text"
     if files:
         if text.strip():
@@ -282,9 +340,12 @@ def _message(
         return None
     thread = item.get("thread_ts")
     reply_to = str(thread) if isinstance(thread, str) and thread != ts else None
+    speaker_item = item
+    if subtype == "file_comment" and isinstance(comment, dict) and comment.get("user"):
+        speaker_item = {"user": comment["user"]}
     return ExportMessage(
         timestamp=_EPOCH + timedelta(microseconds=int(stamp * 1_000_000)),
-        speaker=_speaker(workspace, item),
+        speaker=_speaker(workspace, speaker_item),
         text=text,
         kind=kind,
         native_id=ts,
@@ -300,10 +361,12 @@ def _speaker(workspace: _Workspace, item: Mapping[str, Any]) -> str:
             return workspace.users[user]
         profile = item.get("bot_profile")
         bot_name = _string(profile.get("name")) if isinstance(profile, dict) else ""
-        for name in (bot_name, _string(item.get("username")), user, _string(item.get("bot_id"))):
+        bot_id = _string(item.get("bot_id"))
+        for name in (bot_name, _string(item.get("username"))):
             if name:
                 return name
-        return "bot"
+        logged = workspace.bot_name(bot_id) if bot_id else None
+        return logged or user or bot_id or "bot"
     if user:
         return workspace.name(user)
     return _string(item.get("username")) or "unknown"

@@ -84,6 +84,7 @@ _MEDIA_TYPES = {
 @EXPORT_READERS.register("telegram")
 class TelegramReader(ExportReader):
     kind: ClassVar[str] = "telegram"
+    label: ClassVar[str] = "a Telegram Desktop export (result.json)"
     how_to_export = (
         "Telegram Desktop: a chat's ⋮ → Export chat history, or Settings → Advanced → Export "
         "Telegram data; format 'Machine-readable JSON'; give result.json, its folder or a zip"
@@ -344,6 +345,20 @@ def _read_messages(
                 line=scan.line(start),
                 field=f"{path}[{index}]",
             )
+        kind = raw.get("type")
+        if not isinstance(kind, str) or (
+            kind in ("message", "service") and "date" not in raw and "date_unixtime" not in raw
+        ):
+            # Telegram writes a type and a date on every item: anything else is another app's
+            # JSON (a {"messages": [...]} of Discord, Instagram …), never read as empty.
+            missing = "type" if not isinstance(kind, str) else "date"
+            raise InputError(
+                f"not a Telegram export: a message without '{missing}' (Telegram Desktop writes "
+                "type, id and date on every message)",
+                path=chat.where,
+                line=scan.line(start),
+                field=f"{path}[{index}]",
+            )
         message = _message(raw, chat, context, tally, _Place(scan, start, f"{path}[{index}]"))
         if message is not None:
             chat.messages.append(message)
@@ -377,7 +392,7 @@ def _message(
         context.log.skip("service message")
         return None
     if kind != "message":
-        context.log.skip("unsupported message" if kind == "unsupported" else "service message")
+        context.log.skip("unsupported message" if kind == "unsupported" else f"type {kind}")
         return None
     if "from" in raw or "from_id" in raw:
         speaker = _speaker(raw.get("from"), raw.get("from_id"))

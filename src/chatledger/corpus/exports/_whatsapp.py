@@ -170,6 +170,7 @@ _HOW = (
 @EXPORT_READERS.register("whatsapp")
 class WhatsAppReader(ExportReader):
     kind: ClassVar[str] = "whatsapp"
+    label: ClassVar[str] = "a WhatsApp chat export"
     how_to_export = _HOW
 
     @classmethod
