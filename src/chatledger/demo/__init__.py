@@ -13,9 +13,11 @@ from chatledger.demo._demo import (
 from chatledger.demo._recorded import (
     RecordedModel,
     RecordedTask,
+    RecordingFigures,
     RecordingManifest,
     recorded_dir,
     recorded_manifest,
+    recording_figures,
 )
 
 __all__ = [
@@ -25,12 +27,14 @@ __all__ = [
     "HumanAgreement",
     "RecordedModel",
     "RecordedTask",
+    "RecordingFigures",
     "RecordingManifest",
     "human_agreement",
     "human_sample",
     "prepare_demo",
     "recorded_dir",
     "recorded_manifest",
+    "recording_figures",
     "run_demo",
     "write_bundled_corpus",
 ]

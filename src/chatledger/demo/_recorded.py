@@ -15,8 +15,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chatledger.core import atomic_write_json
+from chatledger.core import Chunk, atomic_write_json
+from chatledger.corpus import read_extractions
 from chatledger.extraction import SchemaConstraints
+from chatledger.scoring import count_degenerate
 
 MANIFEST_FILE = "manifest.json"
 
@@ -90,3 +92,45 @@ def recorded_dir() -> Path:
 def recorded_manifest() -> RecordingManifest | None:
     path = recorded_dir() / MANIFEST_FILE
     return RecordingManifest.read(path) if path.is_file() else None
+
+
+class RecordingFigures(BaseModel):
+    """What one recorded extraction file shows: how many replies were valid, cut by the token
+    limit or citing ids from outside their chunk, and what they cost in tokens and model time.
+    The docs' before/after table of the recordings is made of these (tests/test_demo.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunks: int
+    valid: int
+    cut_by_max_tokens: int
+    cited_message_ids: int
+    foreign_message_ids: int
+    input_tokens: int
+    output_tokens: int
+    model_s: float
+
+    @property
+    def foreign_share(self) -> float:
+        return self.foreign_message_ids / self.cited_message_ids if self.cited_message_ids else 0.0
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        return self.output_tokens / self.model_s if self.model_s > 0 else 0.0
+
+
+def recording_figures(path: Path, chunks: list[Chunk]) -> RecordingFigures:
+    """The figures of the recorded extraction file ``path`` over ``chunks``."""
+    records = read_extractions(path).records
+    counts = count_degenerate({}, records, chunks)
+    usages = [record.usage for record in records.values()]
+    return RecordingFigures(
+        chunks=counts.chunks,
+        valid=counts.valid,
+        cut_by_max_tokens=counts.cut_by_max_tokens,
+        cited_message_ids=counts.cited_message_ids,
+        foreign_message_ids=counts.foreign_message_ids,
+        input_tokens=sum(u.input_tokens for u in usages),
+        output_tokens=sum(u.output_tokens for u in usages),
+        model_s=sum(u.latency_s for u in usages),
+    )
