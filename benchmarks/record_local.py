@@ -17,6 +17,7 @@ interruption repeats nothing; a rerun of a finished recording makes no call and 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import asyncio
 import json
 import platform
@@ -175,7 +176,10 @@ def main() -> None:
         default=["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"],
     )
     parser.add_argument("--runtime", default="llama-server", choices=["llama-server", "node"])
-    parser.add_argument("--threads", type=int, default=2)
+    # One thread: on a machine busy with other work, two ggml threads spin at every barrier
+    # while the other waits for a core, and a call can run past any deadline.
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per call")
     parser.add_argument("--documents", type=int, default=24)
     parser.add_argument("--cache-dir", type=Path, default=ROOT / ".record-cache")
     parser.add_argument("--out", type=Path, default=OUT)
@@ -203,7 +207,7 @@ def main() -> None:
     cache = CompletionCache(args.cache_dir)
     hub = ProviderHub(
         cache=cache,
-        local_settings=LOCAL_CALL_SETTINGS,
+        local_settings=dataclasses.replace(LOCAL_CALL_SETTINGS, timeout_s=args.timeout),
         local_server=ServerOptions(runtime=args.runtime, threads=args.threads),
     )
     try:
