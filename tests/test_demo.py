@@ -9,10 +9,15 @@ import pytest
 
 from chatledger.cli._app import main
 from chatledger.demo import recorded_dir, recorded_manifest
+from chatledger.extraction import gold_list_bounds
 from chatledger.providers import CATALOGUE
 
 # The real local models whose recorded extractions ship (data/recorded, docs/local-models.md).
-RECORDED = ("recorded:qwen2.5-coder-0.5b", "recorded:smollm2-135m")
+RECORDED = (
+    "recorded:qwen2.5-coder-1.5b",
+    "recorded:qwen2.5-coder-0.5b",
+    "recorded:smollm2-135m",
+)
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +93,20 @@ def test_recorded_models_are_real_and_their_manifest_says_how(demo: tuple[Path, 
     for model in manifest.models:
         # The file that answered is the catalogue's, by its full SHA-256.
         assert model.sha256 == CATALOGUE[model.name].sha256
-        assert model.corpus is not None and model.structbench is not None
+        assert model.corpus is not None
         lines = _recorded_lines(model.name)
         assert len(lines) == model.corpus.items == 36
         assert {line["model"] for line in lines} == {f"local:{model.name}"}
         assert model.corpus.invalid == sum(1 for line in lines if line["extraction"] is None)
         assert model.corpus.output_tokens == sum(line["usage"]["output_tokens"] for line in lines)
         assert model.corpus.parameters["strict_schema"] is True
+        # Bounded lists and the chunk's own ids, as the lines' fingerprints say.
+        constraints = model.corpus.schema_constraints
+        assert constraints is not None and constraints.chunk_ids
+        assert constraints.list_bounds == gold_list_bounds()
+        assert all(
+            line["fingerprint"]["schema_constraints"]["evidence_ids"] == "chunk" for line in lines
+        )
         # Real calls: every line took model time and none was replayed from a cache.
         assert all(line["usage"]["latency_s"] > 0 for line in lines)
         assert not any(line["usage"]["cached"] for line in lines)
@@ -124,12 +136,12 @@ def test_degenerate_outputs_of_the_recorded_models_are_counted(demo: tuple[Path,
 def test_structbench_on_the_recorded_local_models(demo: tuple[Path, dict]) -> None:
     _, data = demo
     local = data["structbench_local"]
-    assert local is not None and local["n"] == 8
+    assert local is not None and local["n"] == 24
     names = {row["name"] for row in local["leaderboard"]}
     assert len(names) == 1 + 2 * 5  # the rule baseline on the same sample, 2 models × 5
     effects = local["strategy_vs_model"]
-    assert effects["models"] == ["local:qwen2.5-coder-0.5b", "local:smollm2-135m"]
-    assert len(effects["strategies"]) == 5 and effects["documents"] == 8
+    assert effects["models"] == ["local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-1.5b"]
+    assert len(effects["strategies"]) == 5 and effects["documents"] == 24
     assert [e["metric"] for e in effects["metrics"]] == ["DOC", "MK", "MV", "WV"]
     for e in effects["metrics"]:
         assert e["verdict"] in {"strategy", "model", "unclear"}
@@ -169,3 +181,63 @@ def test_demo_runs_schema_selection_simulated_and_on_the_recorded_model(
     assert rows["implicit_assumptions"]["consistency"] < 0.2
     assert rows["qa_pairs"]["consistency"] < 0.2
     assert all(r["runs"] == 21 and r["invalid"] == 3 for r in rows.values())
+
+
+def _recording_table() -> str:
+    """The docs' before/after table of the recordings: the first recordings' figures (kept in
+    docs/data, computed by recording_figures from their files) and today's recorded files."""
+    from chatledger.corpus import read_chunks
+    from chatledger.demo import RecordingFigures, recording_figures, write_bundled_corpus
+
+    root = Path(__file__).resolve().parents[1]
+    before = json.loads((root / "docs/data/recordings-2026-12-01.json").read_text("utf-8"))
+    manifest = recorded_manifest()
+    assert manifest is not None
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        chunks = read_chunks(write_bundled_corpus(Path(tmp))[0])
+    rows = [
+        "| model | recording | valid | cut by max_tokens | foreign evidence ids "
+        "| output tokens | model time | per chunk | output tokens/s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def row(name: str, when: str, f: RecordingFigures) -> str:
+        return (
+            f"| {name} | {when} | {f.valid} / {f.chunks} | {f.cut_by_max_tokens} "
+            f"| {f.foreign_message_ids} of {f.cited_message_ids} ({f.foreign_share:.0%}) "
+            f"| {f.output_tokens:,} | {f.model_s:,.0f} s | {f.model_s / f.chunks:.0f} s "
+            f"| {f.output_tokens_per_s:.1f} |"
+        )
+
+    for model in manifest.models:
+        if model.name in before["models"]:
+            old = RecordingFigures.model_validate(before["models"][model.name])
+            rows.append(row(model.name, "first (baseline build, 2 threads)", old))
+        new = recording_figures(recorded_dir() / f"{model.name}.jsonl", chunks)
+        rows.append(row(model.name, "bounded, chunk ids (AVX2, 1 thread)", new))
+    return "\n".join(rows)
+
+
+def test_the_docs_recording_table_is_generated_from_the_files() -> None:
+    from generated_docs import check_block
+
+    check_block("docs/local-models.md", "recordings", _recording_table())
+
+
+def test_bounded_lists_made_the_recordings_valid() -> None:
+    """Issue 29's bar: the 1.5B has ≥ 30 of 36 valid replies, none cut, ≥ 90 % of its cited ids
+    real; the 0.5B re-recorded with bounded lists has fewer cut replies than the first 18."""
+    import tempfile
+
+    from chatledger.corpus import read_chunks
+    from chatledger.demo import recording_figures, write_bundled_corpus
+
+    with tempfile.TemporaryDirectory() as tmp:
+        chunks = read_chunks(write_bundled_corpus(Path(tmp))[0])
+    big = recording_figures(recorded_dir() / "qwen2.5-coder-1.5b.jsonl", chunks)
+    assert big.valid >= 30 and big.cut_by_max_tokens == 0
+    assert big.foreign_message_ids <= 0.10 * big.cited_message_ids
+    small = recording_figures(recorded_dir() / "qwen2.5-coder-0.5b.jsonl", chunks)
+    assert small.cut_by_max_tokens < 18

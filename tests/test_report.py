@@ -160,6 +160,7 @@ def test_demo_report_has_every_section(demo_report: tuple[Path, str]) -> None:
         "simulated:light",
         "simulated:medium",
         "offline:rules",
+        "recorded:qwen2.5-coder-1.5b",
         "simulated:heavy",
         "recorded:qwen2.5-coder-0.5b",
         "recorded:smollm2-135m",
@@ -187,8 +188,8 @@ def test_demo_report_states_what_is_missing(demo_report: tuple[Path, str]) -> No
     # Two recorded local models report real latencies: the cost–quality chart is drawn.
     assert "Only one model reports a latency" not in html
     assert 'data-figure="cost-quality"' in html
-    # Two real local models, recorded: a badge in the leaderboard row of each.
-    assert board.count(">local model, recorded</span>") == 2
+    # Three real local models, recorded: a badge in the leaderboard row of each.
+    assert board.count(">local model, recorded</span>") == 3
 
 
 def _expected_matches(field: str, comps: dict[str, float], n_ref: int, n_pred: int) -> float:
@@ -346,6 +347,13 @@ def test_select_chunks_by_hand() -> None:
     assert every.chunk_ids == ids and not every.sampled and every.lowest_for == {}
     # A cap below the number of models still holds.
     assert len(select_chunks(ids, {"a": a, "b": b, "c": a}, cap=1).chunk_ids) == 1
+    # Three models on a page of 4: half the page (2) would leave out d's lowest chunk; the
+    # budget is one per model (3): c9 for a, c0 for b, c4 for d (its only low chunk); the one
+    # place left samples the other 7 (c1…c3, c5…c8) at int(0.5·7/1) = 3 → c5.
+    d = {c: 0.0 if c == "c4" else 1.0 for c in ids}
+    three = select_chunks(ids, {"a": a, "b": b, "d": d}, cap=4, per_model=5)
+    assert three.lowest_for == {"c9": ["a"], "c0": ["b"], "c4": ["d"]}
+    assert three.chunk_ids == ["c0", "c4", "c5", "c9"]
 
 
 def test_drill_down_is_bounded_and_says_so(
@@ -388,7 +396,7 @@ def test_drill_down_is_bounded_and_says_so(
     figure = json.loads(script_body(html, "report-data"))["figures"]["judge-distribution"]
     boxes = [t for t in figure["data"] if "q1" in t]
     dots = [t for t in figure["data"] if "q1" not in t]
-    assert len(boxes) == len(dots) == 6
+    assert len(boxes) == len(dots) == 7  # one per challenger
     assert all(len(t["y"]) <= 10 for t in dots)
     assert all(0 <= index < 10 for t in dots for index, _model in t["customdata"])
     assert "Each box summarises all 36 judged chunks" in html

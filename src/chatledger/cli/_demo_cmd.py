@@ -173,6 +173,14 @@ def demo_command(
     stdout.print(human_table(result))
     if result.report is not None:
         stdout.print(f"report: {result.report}")
+    if result.switch is not None:
+        stdout.print(
+            f"\nThe switch your users make — {result.switch.reference_name} in production as the "
+            "reference, the cheaper recorded models as challengers:"
+        )
+        print_run_result(result.switch)
+        if result.switch_report is not None:
+            stdout.print(f"report: {result.switch_report}")
     stdout.print(structbench_line(result.structbench))
     for line in local_structbench_lines(result.structbench_local):
         stdout.print(line)

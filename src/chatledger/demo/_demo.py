@@ -27,6 +27,7 @@ from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_
 from chatledger.demo._local_structbench import local_structbench
 from chatledger.demo._recorded import recorded_dir, recorded_manifest
 from chatledger.demo._selection import demo_selection
+from chatledger.demo._switch import run_switch
 from chatledger.extractors import get_extractor
 from chatledger.record import ConversationRun, FieldCounts, HumanGoldSample, read_run_record
 from chatledger.report import build_report
@@ -60,6 +61,10 @@ class DemoResult:
     structbench_local: dict[str, Any] | None = None
     # Schema selection on the bundled corpus: simulated, then each recorded local model.
     selection: list[dict[str, Any]] = field(default_factory=list)
+    # The switch run: the recorded 1.5B as reference, the cheaper recorded models as
+    # challengers (None when the recordings do not hold them).
+    switch: RunResult | None = None
+    switch_report: Path | None = None
     # Why the selections were left out (the optional extra "select" is not installed), if so.
     selection_skipped: str | None = None
 
@@ -71,6 +76,7 @@ class DemoResult:
             "structbench_local": self.structbench_local,
             "selection": self.selection,
             "selection_skipped": self.selection_skipped,
+            "switch": self._switch_dict(),
             "leaderboard": [m.to_dict() for m in self.run.leaderboard()],
             "layer_weights_used": self.run.layer_weights_used,
             "renormalisation": self.run.renormalisation_note,
@@ -86,6 +92,17 @@ class DemoResult:
                 }
                 for h in self.human
             ],
+        }
+
+
+    def _switch_dict(self) -> dict[str, Any] | None:
+        if self.switch is None:
+            return None
+        return {
+            "run": str(self.switch.out_dir),
+            "report": str(self.switch_report) if self.switch_report else None,
+            "reference": self.switch.reference_name,
+            "leaderboard": [m.to_dict() for m in self.switch.leaderboard()],
         }
 
 
@@ -203,6 +220,9 @@ def run_demo(
     result = DemoResult(run=run, human=human_agreement(out_dir))
     _note_human_gold(run.out_dir, result)
     result.report = build_report(run.out_dir)
+    result.switch = run_switch(out_dir, on_progress=on_progress)
+    if result.switch is not None:
+        result.switch_report = build_report(result.switch.out_dir)
     if on_progress:
         on_progress("structbench: offline baseline on 1,000 emails", 0, 1)
     result.structbench = structbench_demo(out_dir / "structbench").to_dict()

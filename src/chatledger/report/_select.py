@@ -42,7 +42,8 @@ def select_chunks(
 ) -> DrillSelection:
     """``composites``: model → chunk id → extraction composite (leaderboard order).
 
-    At most ``cap`` chunks: at most half of them (and ``per_model`` per challenger) are the
+    At most ``cap`` chunks: at most half of them — but room for one per challenger, so that
+    every challenger's lowest chunk is shown — (and ``per_model`` per challenger) are the
     lowest-scoring ones, taken a rank at a time across the challengers (each one's lowest,
     then each one's second lowest, …; ties in file order); the rest of the page is an evenly
     spaced sample of the other chunks in file order."""
@@ -56,7 +57,7 @@ def select_chunks(
         ]
         for model, s in composites.items()
     }
-    budget = max(1, cap // 2)
+    budget = min(cap, max(1, cap // 2, len(ranked)))
     lowest_for: dict[str, list[str]] = {}
     for rank in range(per_model):
         for model, order in ranked.items():

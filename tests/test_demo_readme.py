@@ -1,0 +1,105 @@
+"""README.md's demo figures are the demo's own: each table is generated from a demo run and
+compared with the README (tests/generated_docs.py), and the claims the prose makes about them
+are asserted here, so neither can drift from the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chatledger.demo import DemoResult, run_demo
+from chatledger.record import ConversationRun, read_run_record
+from generated_docs import check_block
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
+    return run_demo(tmp_path_factory.mktemp("demo-readme"), selection=False)
+
+
+def _record(path: Path) -> ConversationRun:
+    record = read_run_record(path)
+    assert isinstance(record, ConversationRun)
+    return record
+
+
+def _cell(record: ConversationRun, model: str, key: str, value: float) -> str:
+    stats = record.stats
+    interval = stats.interval(model, key) if stats is not None else None
+    if interval is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+
+
+def leaderboard_markdown(run_dir: Path) -> str:
+    """The leaderboard of a run as the README shows it: overall with its interval, the layers,
+    validity and replies cut by the token limit."""
+    record = _record(run_dir)
+    rows = [
+        "| model | overall [95 % interval] | extraction | judge | downstream | valid "
+        "| cut by max_tokens |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for m in sorted(record.models, key=lambda m: (-m.overall, m.name)):
+        layers = " | ".join(
+            f"{m.layers[name]:.3f}" if name in m.layers else "—"
+            for name in ("extraction", "judge", "downstream")
+        )
+        degenerate = m.degenerate
+        cut = (
+            str(degenerate.cut_by_max_tokens)
+            if degenerate and degenerate.cut_by_max_tokens
+            else "—"
+        )
+        valid = m.chunks - m.invalid - m.missing
+        rows.append(
+            f"| {m.name} | {_cell(record, m.name, 'overall', m.overall)} | {layers} "
+            f"| {valid}/{m.chunks} | {cut} |"
+        )
+    return "\n".join(rows)
+
+
+def test_readme_leaderboard_is_the_demo_s(demo: DemoResult) -> None:
+    check_block("README.md", "demo-leaderboard", leaderboard_markdown(demo.run.out_dir))
+
+
+def test_readme_switch_table_is_the_demo_s(demo: DemoResult) -> None:
+    assert demo.switch is not None
+    check_block("README.md", "demo-switch", leaderboard_markdown(demo.switch.out_dir))
+
+
+def test_readme_structbench_table_is_the_demo_s(demo: DemoResult) -> None:
+    local = demo.structbench_local
+    assert local is not None
+    wv = {row["name"]: row["WV"] for row in local["leaderboard"]}
+    baseline = next(v for k, v in wv.items() if "rule_baseline" in k)
+    strategies = sorted({k.rsplit("/", 1)[1] for k in wv if "rule_baseline" not in k})
+    models = sorted({k.rsplit("/", 1)[0] for k in wv if "rule_baseline" not in k})
+    rows = ["| strategy | " + " | ".join(models) + " |", "|---" * (len(models) + 1) + "|"]
+    for strategy in strategies:
+        cells = " | ".join(f"{wv[f'{m}/{strategy}']:.3f}" for m in models)
+        rows.append(f"| {strategy} | {cells} |")
+    rows.append(f"| (rule baseline, same emails) | {baseline:.3f} |" + " |" * (len(models) - 1))
+    check_block("README.md", "demo-structbench", "\n".join(rows))
+
+
+def test_the_prose_about_the_demo_holds(demo: DemoResult) -> None:
+    """What the README says in words: seven challengers, three of them recorded; the
+    simulated models in severity order; the 1.5B above the 0.5B above the 135M against the
+    gold; the cheaper models in the switch run agree with the 1.5B less than 1."""
+    record = _record(demo.run.out_dir)
+    overall = {m.name: m.overall for m in record.models}
+    assert len(overall) == 7
+    assert sum(name.startswith("recorded:") for name in overall) == 3
+    light, medium, heavy = (overall[f"simulated:{s}"] for s in ("light", "medium", "heavy"))
+    assert light > medium > heavy
+    big, small, tiny = (
+        overall[f"recorded:{m}"]
+        for m in ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m")
+    )
+    assert big > small > tiny
+    assert demo.switch is not None
+    switch = _record(demo.switch.out_dir)
+    assert switch.reference.name == "recorded:qwen2.5-coder-1.5b"
+    assert all(m.overall < 1.0 for m in switch.models)
