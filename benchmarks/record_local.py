@@ -17,8 +17,8 @@ interruption repeats nothing; a rerun of a finished recording makes no call and 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import asyncio
+import dataclasses
 import json
 import platform
 import random

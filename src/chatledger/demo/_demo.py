@@ -94,7 +94,6 @@ class DemoResult:
             ],
         }
 
-
     def _switch_dict(self) -> dict[str, Any] | None:
         if self.switch is None:
             return None
