@@ -21,7 +21,7 @@ def run(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
     env.pop("FORCE_COLOR", None)
     return subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code, *args],
+        [sys.executable, "-c", code, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -30,17 +30,29 @@ def run(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+# The modules loaded by the end of the process, on one line of stderr: -X importtime does not
+# log a module that importlib.import_module loads (the lazy packages' names) in itself.
+LOADED = "modules loaded:"
+_AT_EXIT = (
+    "import atexit, sys\n"
+    f"atexit.register(lambda: print({LOADED!r}, *sorted(sys.modules), file=sys.stderr))\n"
+)
+
+
 def modules_imported(stderr: str) -> set[str]:
-    return {
-        line.rsplit("|", 1)[1].strip()
-        for line in stderr.splitlines()
-        if line.startswith("import time:") and line.count("|") == 2
-    }
+    lines = [line for line in stderr.splitlines() if line.startswith(LOADED)]
+    assert len(lines) == 1, stderr[-2000:]
+    return set(lines[0].removeprefix(LOADED).split())
 
 
-LAZY = "import sys; from chatledger.cli._app import main; sys.exit(main(sys.argv[1:]))"
+def messages(stderr: str) -> list[str]:
+    """What the process said on stderr, without the lines the instruments add."""
+    return [line for line in stderr.splitlines() if not line.startswith(("import time:", LOADED))]
+
+
+LAZY = _AT_EXIT + "from chatledger.cli._app import main; sys.exit(main(sys.argv[1:]))"
 EAGER = (
-    "import importlib, sys\n"
+    _AT_EXIT + "import importlib\n"
     f"for m in {ALL_MODULES!r}: importlib.import_module('chatledger.cli.' + m)\n"
     "from chatledger.cli._app import main; sys.exit(main(sys.argv[1:]))"
 )
@@ -73,10 +85,7 @@ def test_the_table_is_what_the_command_modules_register() -> None:
 def test_lazy_and_fully_loaded_print_the_same(args: tuple[str, ...], tmp_path: Path) -> None:
     lazy, eager = run(LAZY, *args, cwd=tmp_path), run(EAGER, *args, cwd=tmp_path)
     assert (lazy.returncode, lazy.stdout) == (eager.returncode, eager.stdout)
-    errors = [line for line in lazy.stderr.splitlines() if not line.startswith("import time:")]
-    eager_errors = [
-        line for line in eager.stderr.splitlines() if not line.startswith("import time:")
-    ]
+    errors, eager_errors = messages(lazy.stderr), messages(eager.stderr)
     assert errors == eager_errors
     if args == ("scor",):
         assert "Did you mean 'score', 'corpus'?" in errors[0]  # corpus is a lazy command
@@ -173,6 +182,12 @@ def test_gate_and_stats_load_only_what_reading_a_run_uses(tmp_path: Path) -> Non
         "chatledger.extraction",
         "chatledger.runs._execute",
         "chatledger.runs._config",
+        # the score table's writer and the field scorers: the gate reads per-unit statistics
+        # and recomputes figures with scoring's run-level arithmetic only
+        "pyarrow",
+        "chatledger.scoring._fields",
+        "chatledger.scoring._run",
+        "chatledger.scoring._stream",
     }
     gated = run(LAZY, "gate", str(out), str(out), "--rules", "{overall: {min: 0.1}}",
                 "--format", "json", cwd=tmp_path)  # fmt: skip
@@ -184,10 +199,22 @@ def test_gate_and_stats_load_only_what_reading_a_run_uses(tmp_path: Path) -> Non
     assert not unused & modules_imported(shown.stderr)
 
 
-def test_the_runs_package_loads_each_name_from_its_module() -> None:
-    import chatledger.runs as runs
+@pytest.mark.parametrize("package", ["runs", "scoring"])
+def test_a_lazy_package_loads_each_name_from_its_module(package: str) -> None:
+    lazy = importlib.import_module(f"chatledger.{package}")
+    assert set(lazy._WHERE) == set(lazy.__all__)
+    for name in lazy.__all__:
+        module = importlib.import_module(f"chatledger.{package}.{lazy._WHERE[name]}")
+        assert getattr(lazy, name) is getattr(module, name)
 
-    assert set(runs._WHERE) == set(runs.__all__)
-    for name in runs.__all__:
-        module = importlib.import_module(f"chatledger.runs.{runs._WHERE[name]}")
-        assert getattr(runs, name) is getattr(module, name)
+
+def test_the_field_scorers_are_registered_when_their_registry_is_read() -> None:
+    # FIELD_SCORERS is filled by importing the module that defines the 17 scorers; a fresh
+    # process that reads the registry first must find all of them.
+    code = (
+        "from chatledger.scoring import FIELD_SCORERS\n"
+        "from chatledger.core import FIELDS_V3\n"
+        "assert sorted(FIELD_SCORERS.names()) == sorted(FIELDS_V3), FIELD_SCORERS.names()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

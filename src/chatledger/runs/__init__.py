@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     )
     from chatledger.runs._tables import (
         RUN_LEVEL,
-        SCORE_SCHEMA,
         ScoreTableWriter,
         read_score_table,
+        score_schema,
     )
 
 # name → the module that defines it
@@ -45,7 +45,6 @@ _WHERE = {
     "DEFAULT_LAYER_WEIGHTS": "_config",
     "DEFAULT_SEVERITIES": "_audit",
     "RUN_LEVEL": "_tables",
-    "SCORE_SCHEMA": "_tables",
     "AuditCase": "_audit",
     "AuditCurve": "_audit",
     "LoadedRunConfig": "_config",
@@ -62,13 +61,13 @@ _WHERE = {
     "overall_composite": "_results",
     "pitfall_summary": "_audit",
     "read_score_table": "_tables",
+    "score_schema": "_tables",
 }
 
 __all__ = [
     "DEFAULT_LAYER_WEIGHTS",
     "DEFAULT_SEVERITIES",
     "RUN_LEVEL",
-    "SCORE_SCHEMA",
     "AuditCase",
     "AuditCurve",
     "LoadedRunConfig",
@@ -85,6 +84,7 @@ __all__ = [
     "overall_composite",
     "pitfall_summary",
     "read_score_table",
+    "score_schema",
 ]
 
 

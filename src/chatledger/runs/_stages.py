@@ -17,12 +17,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from chatledger.core import atomic_path, atomic_write_text, file_sha256
-from chatledger.runs._tables import SCORE_SCHEMA, Row
+from chatledger.runs._tables import Row, rows_table, score_schema
 
 STAGES_DIR = "stages"
 # The layout of a stored StageOutput. A stage stored in another layout is recomputed, not
@@ -90,6 +88,9 @@ class StageStore:
     def load(self, model_file: str, stage: str, key: str) -> tuple[StageOutput, list[Row]] | None:
         """The stored output with this key, or None (absent, stale, of another stage version
         or unreadable: recompute)."""
+        import pyarrow as pa  # the stage's rows only: readers of the statistics skip them
+        import pyarrow.parquet as pq
+
         meta_path, rows_path = self._paths(model_file, stage)
         if not meta_path.is_file() or not rows_path.is_file():
             return None
@@ -100,7 +101,7 @@ class StageStore:
             table = pq.read_table(rows_path)
         except (OSError, ValidationError, pa.ArrowException):
             return None
-        if table.schema != SCORE_SCHEMA:
+        if table.schema != score_schema():
             return None
         columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
         rows: list[Row] = list(zip(*columns, strict=True)) if columns else []
@@ -120,15 +121,11 @@ class StageStore:
         return output if output.key == key and output.version == STAGE_VERSION else None
 
     def save(self, model_file: str, output: StageOutput, rows: list[Row]) -> None:
+        import pyarrow.parquet as pq
+
         meta_path, rows_path = self._paths(model_file, output.stage)
         meta_path.parent.mkdir(parents=True, exist_ok=True)
-        columns: list[Sequence[object]] = (
-            list(zip(*rows, strict=True)) if rows else [[] for _ in SCORE_SCHEMA]
-        )
-        table = pa.Table.from_arrays(
-            [pa.array(col, type=f.type) for col, f in zip(columns, SCORE_SCHEMA, strict=True)],
-            schema=SCORE_SCHEMA,
-        )
+        table = rows_table(rows)
         # Rows first, then the JSON that names the key: a stage is finished only when both are.
         with atomic_path(rows_path) as temporary:
             pq.write_table(table, temporary, compression="zstd")

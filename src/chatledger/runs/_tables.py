@@ -2,33 +2,57 @@
 component). Written one challenger at a time, so memory holds one model's rows at most.
 
 The rows go to a temporary file beside the target, which replaces it only when the writer is
-left without an exception: an interrupted or failed run never leaves half a table."""
+left without an exception: an interrupted or failed run never leaves half a table.
+
+pyarrow is imported when a table is written or read, not with the module: the readers of a
+run's statistics (gate, stats) use the row shape and never the table."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING
 
 from chatledger.core import atomic_path
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 RUN_LEVEL = "__run__"  # chunk_id of rows that describe the whole run, not one chunk
 
-SCORE_SCHEMA = pa.schema(
-    [
-        pa.field("model", pa.string(), nullable=False),
-        pa.field("chunk_id", pa.string(), nullable=False),
-        pa.field("layer", pa.string(), nullable=False),
-        pa.field("field", pa.string(), nullable=False),
-        pa.field("component", pa.string(), nullable=False),
-        pa.field("value", pa.float64(), nullable=False),
-    ]
-)
-
 Row = tuple[str, str, str, str, str, float]
+
+
+@functools.cache
+def score_schema() -> pa.Schema:
+    """The table's columns, one per element of :data:`Row`."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("model", pa.string(), nullable=False),
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("layer", pa.string(), nullable=False),
+            pa.field("field", pa.string(), nullable=False),
+            pa.field("component", pa.string(), nullable=False),
+            pa.field("value", pa.float64(), nullable=False),
+        ]
+    )
+
+
+def rows_table(rows: list[Row]) -> pa.Table:
+    """Rows as a table of :func:`score_schema` (columns of no rows when there are none)."""
+    import pyarrow as pa
+
+    schema = score_schema()
+    columns: list[Sequence[object]] = (
+        list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
+    )
+    arrays = [pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 class ScoreTableWriter:
@@ -39,23 +63,20 @@ class ScoreTableWriter:
     """
 
     def __init__(self, path: Path) -> None:
+        import pyarrow.parquet as pq
+
         self.path = path
         self._stack = contextlib.ExitStack()
         temporary = self._stack.enter_context(atomic_path(path))
         self._writer = pq.ParquetWriter(
-            temporary, SCORE_SCHEMA, compression="zstd", write_statistics=True
+            temporary, score_schema(), compression="zstd", write_statistics=True
         )
         self.rows_written = 0
 
     def write(self, rows: list[Row]) -> None:
         if not rows:
             return
-        columns = list(zip(*rows, strict=True))
-        table = pa.Table.from_arrays(
-            [pa.array(col, type=f.type) for col, f in zip(columns, SCORE_SCHEMA, strict=True)],
-            schema=SCORE_SCHEMA,
-        )
-        self._writer.write_table(table)
+        self._writer.write_table(rows_table(rows))
         self.rows_written += len(rows)
 
     def close(self) -> None:
@@ -85,4 +106,6 @@ class ScoreTableWriter:
 
 
 def read_score_table(path: Path) -> pa.Table:
+    import pyarrow.parquet as pq
+
     return pq.read_table(path)

@@ -1,53 +1,128 @@
-"""Layer 1: field-by-field scoring of a challenger extraction against a reference."""
+"""Layer 1: field-by-field scoring of a challenger extraction against a reference.
 
-from chatledger.scoring import _fields as _fields  # registers the 17 field scorers
-from chatledger.scoring._aggregate import (
-    AGGREGATES,
-    Aggregate,
-    chunk_statistics,
-    composite_value,
-    field_value,
-    macro_value,
-    micro_parts,
-    resolve_aggregate,
-    statistic_names,
-)
-from chatledger.scoring._calibration import expected_calibration_error, reliability_bins
-from chatledger.scoring._config import (
-    WEIGHT_TOLERANCE,
-    ScoringConfig,
-    Thresholds,
-    WeightError,
-    load_scoring_config,
-    merge_weights,
-    weight_value,
-)
-from chatledger.scoring._context import ChunkContext, ScoringContext
-from chatledger.scoring._degenerate import (
-    DUPLICATE_AT,
-    DegenerateOutputs,
-    count_degenerate,
-    duplicated_items,
-)
-from chatledger.scoring._fields import f1, jaccard, normalise_url
-from chatledger.scoring._pairing import (
-    EntityPairing,
-    pair_entities,
-    pair_phases,
-    pair_turning_points,
-    range_iou,
-)
-from chatledger.scoring._run import (
-    ChunkResult,
-    FieldSummary,
-    ScoreReport,
-    aggregate_of,
-    score_chunk,
-    score_records,
-    summarise_chunks,
-)
-from chatledger.scoring._stream import score_files
-from chatledger.scoring._types import FIELD_SCORERS, FieldScore, ScorerSpec, field_scorer
+The names below are loaded on first use: readers of a run (the gate, stats, the report) need
+the run-level arithmetic of :mod:`chatledger.scoring._aggregate` and the field rules, not the
+matcher, the 17 field scorers and the file streaming that scoring itself loads.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatledger.scoring._aggregate import (
+        AGGREGATES,
+        Aggregate,
+        chunk_statistics,
+        composite_value,
+        field_value,
+        macro_value,
+        micro_parts,
+        resolve_aggregate,
+        statistic_names,
+    )
+    from chatledger.scoring._calibration import (
+        expected_calibration_error,
+        reliability_bins,
+    )
+    from chatledger.scoring._config import (
+        WEIGHT_TOLERANCE,
+        ScoringConfig,
+        Thresholds,
+        WeightError,
+        load_scoring_config,
+        merge_weights,
+        weight_value,
+    )
+    from chatledger.scoring._context import (
+        ChunkContext,
+        ScoringContext,
+    )
+    from chatledger.scoring._degenerate import (
+        DUPLICATE_AT,
+        DegenerateOutputs,
+        count_degenerate,
+        duplicated_items,
+    )
+    from chatledger.scoring._fields import (
+        f1,
+        jaccard,
+        normalise_url,
+    )
+    from chatledger.scoring._pairing import (
+        EntityPairing,
+        pair_entities,
+        pair_phases,
+        pair_turning_points,
+        range_iou,
+    )
+    from chatledger.scoring._run import (
+        ChunkResult,
+        FieldSummary,
+        ScoreReport,
+        aggregate_of,
+        score_chunk,
+        score_records,
+        summarise_chunks,
+    )
+    from chatledger.scoring._stream import (
+        score_files,
+    )
+    from chatledger.scoring._types import (
+        FIELD_SCORERS,
+        FieldScore,
+        ScorerSpec,
+        field_scorer,
+    )
+
+# name → the module that defines it (FIELD_SCORERS: the module that fills the registry)
+_WHERE = {
+    "AGGREGATES": "_aggregate",
+    "DUPLICATE_AT": "_degenerate",
+    "FIELD_SCORERS": "_fields",
+    "WEIGHT_TOLERANCE": "_config",
+    "Aggregate": "_aggregate",
+    "ChunkContext": "_context",
+    "ChunkResult": "_run",
+    "DegenerateOutputs": "_degenerate",
+    "EntityPairing": "_pairing",
+    "FieldScore": "_types",
+    "FieldSummary": "_run",
+    "ScoreReport": "_run",
+    "ScorerSpec": "_types",
+    "ScoringConfig": "_config",
+    "ScoringContext": "_context",
+    "Thresholds": "_config",
+    "WeightError": "_config",
+    "aggregate_of": "_run",
+    "chunk_statistics": "_aggregate",
+    "composite_value": "_aggregate",
+    "count_degenerate": "_degenerate",
+    "duplicated_items": "_degenerate",
+    "expected_calibration_error": "_calibration",
+    "f1": "_fields",
+    "field_scorer": "_types",
+    "field_value": "_aggregate",
+    "jaccard": "_fields",
+    "load_scoring_config": "_config",
+    "macro_value": "_aggregate",
+    "merge_weights": "_config",
+    "micro_parts": "_aggregate",
+    "normalise_url": "_fields",
+    "pair_entities": "_pairing",
+    "pair_phases": "_pairing",
+    "pair_turning_points": "_pairing",
+    "range_iou": "_pairing",
+    "reliability_bins": "_calibration",
+    "resolve_aggregate": "_aggregate",
+    "score_chunk": "_run",
+    "score_files": "_stream",
+    "score_records": "_run",
+    "statistic_names": "_aggregate",
+    "summarise_chunks": "_run",
+    "weight_value": "_config",
+}
 
 __all__ = [
     "AGGREGATES",
@@ -95,3 +170,11 @@ __all__ = [
     "summarise_chunks",
     "weight_value",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:  # tests/test_cli_lazy.py holds _WHERE to __all__
+        value = getattr(import_module(f"chatledger.scoring.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'chatledger.scoring' has no attribute {name!r}")

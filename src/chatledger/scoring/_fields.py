@@ -20,6 +20,7 @@ from chatledger.matching import preprocess, subject_consistency
 from chatledger.scoring._calibration import expected_calibration_error
 from chatledger.scoring._context import ScoringContext
 from chatledger.scoring._pairing import pair_entities, pair_phases, pair_turning_points
+from chatledger.scoring._types import FIELD_SCORERS as FIELD_SCORERS  # filled by this module
 from chatledger.scoring._types import FieldScore, field_scorer
 
 PR = ("precision", "recall")

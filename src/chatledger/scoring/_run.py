@@ -38,8 +38,9 @@ from chatledger.scoring._aggregate import (
 from chatledger.scoring._calibration import reliability_bins_of
 from chatledger.scoring._config import ScoringConfig
 from chatledger.scoring._context import ChunkContext, ScoringContext
+from chatledger.scoring._fields import FIELD_SCORERS
 from chatledger.scoring._message_ids import cited_message_ids
-from chatledger.scoring._types import FIELD_SCORERS, FieldScore, FieldScorer
+from chatledger.scoring._types import FieldScore, FieldScorer
 
 
 @dataclass(frozen=True)
