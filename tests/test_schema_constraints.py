@@ -143,3 +143,15 @@ def test_the_docs_table_of_bounds_is_the_code_s() -> None:
         f"Source: {bounds.source}.",
     ]
     check_block("docs/local-models.md", "list-bounds", "\n".join(rows))
+
+
+def test_a_style_builds_the_same_schema_per_chunk_as_from_scratch(
+    bundled: tuple[Path, Path],
+) -> None:
+    """The style checks its shaped schema once and only puts each chunk's ids in: the result is
+    the schema built (and checked) from scratch for that chunk."""
+    constraints = schema_constraints_for("local:x")
+    style = get_prompt_style("plain", constraints=constraints)
+    for chunk in read_chunks(bundled[0])[:4]:
+        fresh = extraction_output_schema(constraints=constraints, chunk=chunk)
+        assert style.output_schema(chunk) == fresh
