@@ -6,7 +6,8 @@ file is then read as runs read it and scored against the prefill, with the figur
 by hand from DESIGN.md's rules:
 
 - claims: the gold keeps one of the prefill's two claims, unchanged → precision 1/2, recall 1,
-  text F1 2/3; the matched pair agrees on polarity and subject → 0.60·2/3 + 0.25 + 0.15 = 0.80;
+  text F1 2/3; the matched pair agrees on polarity and subject, and the pair terms count by the
+  matched share 2M/(R+P) = 2/3 → 0.60·2/3 + 0.25·2/3 + 0.15·2/3 = 2/3;
 - action items: the one item, its owner changed → text F1 1, owner accuracy 0 → 0.70;
 - open questions: the gold's one question against none → 0.
 """
@@ -297,7 +298,7 @@ def test_annotating_in_chromium(server: Server) -> None:
     folder = server.gold.parent
     report = cl.score(server.gold, folder / "prefill.jsonl", folder / "chunks.jsonl")
     trip1 = next(c for c in report.chunks if c.chunk_id == "trip-1")
-    assert trip1.fields["claims"].score == pytest.approx(0.80)
+    assert trip1.fields["claims"].score == pytest.approx(2 / 3)
     assert trip1.fields["action_items"].score == pytest.approx(0.70)
     assert trip1.fields["open_questions"].score == 0.0
     assert set(trip1.fields) >= {"claims", "action_items", "open_questions"}

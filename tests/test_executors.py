@@ -20,13 +20,17 @@ from chatledger.runs._executors import ExecutorSpec, parse_executor
 OUTPUTS = ("scores.parquet", "downstream.json", "judgements.jsonl")
 
 
+def _challengers(config: Path) -> int:
+    return len(load_run_config(config).challengers)
+
+
 def _digests(run_dir: Path) -> dict[str, str]:
     return {f: hashlib.sha256((run_dir / f).read_bytes()).hexdigest() for f in OUTPUTS}
 
 
 @pytest.fixture(scope="module")
 def demo_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's corpus and six challengers (36 chunks, 12 conversations), all three layers."""
+    """The demo's corpus and its challengers (36 chunks, 12 conversations), all three layers."""
     return prepare_demo(tmp_path_factory.mktemp("demo"))
 
 
@@ -55,7 +59,8 @@ def test_every_executor_writes_the_same_bytes(
     assert record.executor == ("processes:2" if executor == "processes:2" else "dask")
     # More than one unit per model really ran.
     scored = [s for s in record.stages if s.stage == "score"]
-    assert len(scored) == 6 and all(s.units > 1 and not s.reused for s in scored)
+    assert len(scored) == _challengers(demo_config) and len(scored) >= 6
+    assert all(s.units > 1 and not s.reused for s in scored)
     assert result.record is not None and result.record.models == record.models
 
 
@@ -73,7 +78,8 @@ def test_a_rerun_skips_finished_stages_and_writes_the_same_bytes(
         with pytest.raises(KeyboardInterrupt):
             execute_run(load_run_config(demo_config), out)
     assert not (out / "run.json").exists()
-    assert len(list((out / "stages").glob("*/score.json"))) == 6
+    challengers = _challengers(demo_config)
+    assert len(list((out / "stages").glob("*/score.json"))) == challengers
 
     units: list[int] = []
     real = execute_module._Run.execute
@@ -93,9 +99,9 @@ def test_a_rerun_skips_finished_stages_and_writes_the_same_bytes(
     record = read_run_record(out)
     assert isinstance(record, ConversationRun)
     layer_stages = [s for s in record.stages if s.stage in ("score", "judge", "downstream")]
-    assert len(layer_stages) == 18 and all(s.reused for s in layer_stages)
-    # Only the index and the per-file facts were computed (1 + reference + 6); no batch.
-    assert units == [8, 0]
+    assert len(layer_stages) == 3 * challengers and all(s.reused for s in layer_stages)
+    # Only the index and the per-file facts were computed (1 + reference + challengers); no batch.
+    assert units == [2 + challengers, 0]
     assert _digests(out) == _digests(local_run)
 
 
@@ -130,7 +136,8 @@ def test_run_json_round_trips_through_the_record(local_run: Path) -> None:
     assert read_run_record(again) == record
     # Provenance: every input with its content hash.
     roles = [i.role for i in record.inputs]
-    assert roles[:2] == ["chunks", "reference"] and len(roles) == 8
+    assert roles[:2] == ["chunks", "reference"]
+    assert roles[2:] == [f"challenger:{m.name}" for m in record.models]
     assert all(i.sha256 and len(i.sha256) == 64 for i in record.inputs)
 
 

@@ -145,6 +145,22 @@ class ProcessExecutor(Executor):
             self._pool = None
 
 
+class _GatherCancelled(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" for distributed's ``AllExit``.
+
+    When Ctrl-C stops ``Client.gather``, the gather's per-future waiters end with ``AllExit``,
+    which nobody awaits any more; asyncio logs each one with a traceback when it is collected.
+    The run already says in one line that it was interrupted, so these are noise, not news.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return exc is None or type(exc).__name__ != "AllExit"
+
+
+_ASYNCIO_FILTER = _GatherCancelled()
+
+
 class DaskExecutor(Executor):
     """Units as Dask futures; ``distributed`` is the optional extra ``dask``."""
 
@@ -160,6 +176,7 @@ class DaskExecutor(Executor):
             ) from None
         self._cluster: Any = None
         self._client: Any = None
+        logging.getLogger("asyncio").addFilter(_ASYNCIO_FILTER)  # a set: added once
         # Starting the cluster is one step Ctrl-C does not split (see runs._lifetime): a
         # cluster half started is what distributed's exit hook trips over.
         try:
