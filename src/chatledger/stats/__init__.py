@@ -1,4 +1,5 @@
-"""Trust in the numbers: bootstrap intervals, paired differences, ranks, weight sensitivity."""
+"""Trust in the numbers: bootstrap intervals, paired differences, ranks, weight sensitivity,
+power (how many units a comparison needs)."""
 
 from chatledger.stats._bootstrap import (
     Interval,
@@ -14,6 +15,7 @@ from chatledger.stats._effects import (
     StrategyVsModel,
     factor_effects,
 )
+from chatledger.stats._power import paired_power, units_needed, units_needed_for
 from chatledger.stats._resample import (
     Resamples,
     bootstrap_sums,
@@ -41,6 +43,7 @@ __all__ = [
     "intervals_from",
     "paired_difference",
     "paired_from",
+    "paired_power",
     "rank_probabilities",
     "rank_probabilities_from",
     "ranking",
@@ -49,4 +52,6 @@ __all__ = [
     "resample_indices",
     "resample_statistics",
     "simplex_grid",
+    "units_needed",
+    "units_needed_for",
 ]
