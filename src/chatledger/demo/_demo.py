@@ -33,7 +33,13 @@ from chatledger.record import ConversationRun, FieldCounts, HumanGoldSample, rea
 from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
 from chatledger.scoring import ScoringConfig, score_records
-from chatledger.simulate import OPERATORS, simulate_records, write_records
+from chatledger.simulate import (
+    OPERATORS,
+    simulate_with_truth,
+    truth_path,
+    write_records,
+    write_truth,
+)
 from chatledger.structbench import structbench_demo
 
 SEVERITIES: tuple[tuple[str, float], ...] = (("light", 0.1), ("medium", 0.3), ("heavy", 0.6))
@@ -118,8 +124,10 @@ def prepare_demo(out_dir: Path) -> Path:
     entries += _recorded_challengers(challengers)
     for label, severity in SEVERITIES:
         operations = [(name, severity) for name in OPERATORS]
-        records = simulate_records(gold, chunks, operations, seed=2026, label=label)
-        write_records(records, challengers / f"simulated-{label}.jsonl")
+        records, truth = simulate_with_truth(gold, chunks, operations, seed=2026, label=label)
+        target = challengers / f"simulated-{label}.jsonl"
+        write_records(records, target)
+        write_truth(truth.values(), truth_path(target))  # what each item underwent
         entries.append(
             {"file": f"challengers/simulated-{label}.jsonl", "name": f"simulated:{label}"}
         )

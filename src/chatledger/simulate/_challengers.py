@@ -10,8 +10,9 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from chatledger.core import Chunk, ExtractionRecord, RecordStatus, atomic_writer
-from chatledger.simulate._operators import corrupt
+from chatledger.core import Chunk, ExtractionRecord, ExtractionV3, RecordStatus, atomic_writer
+from chatledger.simulate._operators import LIST_FIELDS, corrupt_traced, operator_class
+from chatledger.simulate._truth import ChunkTruth, Effect, ItemTruth
 
 SIMULATED_PREFIX = "simulated:"
 
@@ -29,19 +30,78 @@ def simulate_records(
     label: str = "corrupted",
 ) -> dict[str, ExtractionRecord]:
     """Apply ``operations`` (operator, severity) in order to every valid reference record."""
+    return simulate_with_truth(reference, chunks, operations, seed=seed, label=label)[0]
+
+
+def simulate_with_truth(
+    reference: Mapping[str, ExtractionRecord],
+    chunks: Sequence[Chunk],
+    operations: Sequence[tuple[str, float]],
+    *,
+    seed: int = 0,
+    label: str = "corrupted",
+) -> tuple[dict[str, ExtractionRecord], dict[str, ChunkTruth]]:
+    """:func:`simulate_records` and, per chunk, what was done to each item (its known truth)."""
     name = simulated_name(label)
     out: dict[str, ExtractionRecord] = {}
+    truths: dict[str, ChunkTruth] = {}
     for chunk in chunks:
         record = reference.get(chunk.chunk_id)
         if record is None or record.extraction is None:
             continue
-        extraction = record.extraction
-        for step, (operator, severity) in enumerate(operations):
-            extraction = corrupt(extraction, chunk, operator, severity, seed + 7919 * step)
+        extraction, items = _corrupt_chunk(record.extraction, chunk, operations, seed)
         out[chunk.chunk_id] = ExtractionRecord(
             chunk_id=chunk.chunk_id, model=name, status=RecordStatus.OK, extraction=extraction
         )
-    return out
+        truths[chunk.chunk_id] = ChunkTruth(
+            chunk_id=chunk.chunk_id,
+            model=name,
+            operations=[(op, float(sev)) for op, sev in operations],
+            items=items,
+        )
+    return out, truths
+
+
+def _corrupt_chunk(
+    extraction: ExtractionV3,
+    chunk: Chunk,
+    operations: Sequence[tuple[str, float]],
+    seed: int,
+) -> tuple[ExtractionV3, list[ItemTruth]]:
+    # Per field, aligned with the current list: (index in the reference or None, effects).
+    state: dict[str, list[tuple[int | None, list[Effect]]]] = {
+        f: [(i, []) for i in range(len(getattr(extraction, f)))] for f in LIST_FIELDS
+    }
+    gone: list[ItemTruth] = []
+    for step, (operator, severity) in enumerate(operations):
+        extraction, trace = corrupt_traced(
+            extraction, chunk, operator, severity, seed + 7919 * step
+        )
+        for field, steps in trace.items():
+            before = state[field]
+            kept = {origin for origin, _ in steps if origin is not None}
+            for i, (source, effects) in enumerate(before):
+                if i not in kept:
+                    gone.append(
+                        ItemTruth(field=field, source_index=source, effects=[*effects, "dropped"])
+                    )
+            after: list[tuple[int | None, list[Effect]]] = []
+            for origin, changed in steps:
+                if origin is None:
+                    after.append((None, ["invented"]))
+                    continue
+                source, effects = before[origin]
+                effect = operator_class(operator).effect
+                if changed and effect is not None and effect not in effects:
+                    effects = [*effects, effect]
+                after.append((source, effects))
+            state[field] = after
+    items = [
+        ItemTruth(field=f, index=j, source_index=source, effects=effects)
+        for f in LIST_FIELDS
+        for j, (source, effects) in enumerate(state[f])
+    ]
+    return extraction, items + gone
 
 
 def write_records(records: Mapping[str, ExtractionRecord], path: Path) -> None:

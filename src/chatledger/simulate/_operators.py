@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from chatledger.core import FIELDS_V3, Chunk, ExtractionV3, Registry
+from chatledger.simulate._truth import Effect
 
 TEXT_FIELDS: dict[str, str] = {
     "decisions": "text",
@@ -44,6 +45,8 @@ class CorruptionOperator(ABC):
 
     name: str = ""
     targets: tuple[str, ...] = ()
+    # What an item this operator changes has undergone (the known truth of the judge audit).
+    effect: Effect | None = None
 
     @abstractmethod
     def apply(
@@ -53,6 +56,33 @@ class CorruptionOperator(ABC):
 
     def hit(self, seed: int, chunk: Chunk, field: str, index: int, severity: float) -> bool:
         return item_draw(seed, self.name, chunk.chunk_id, field, index) < severity
+
+    def origins(
+        self, field: str, before: int, after: int, chunk: Chunk, severity: float, seed: int
+    ) -> list[int | None]:
+        """For each item of ``field`` after :meth:`apply`, its index before (None: added).
+
+        Operators that keep every item in place need not override it."""
+        if before != after:
+            raise AssertionError(f"{self.name} changed the length of {field}")
+        return list(range(before))
+
+    def apply_traced(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> tuple[ExtractionV3, dict[str, list[tuple[int | None, bool]]]]:
+        """:meth:`apply`, and per list field, for each item after it: (index before or None,
+        whether this operator changed it). An index before that is not listed was dropped."""
+        out = self.apply(extraction, chunk, severity, seed)
+        trace: dict[str, list[tuple[int | None, bool]]] = {}
+        for field in LIST_FIELDS:
+            old, new = getattr(extraction, field), getattr(out, field)
+            steps: list[tuple[int | None, bool]] = []
+            for j, origin in enumerate(
+                self.origins(field, len(old), len(new), chunk, severity, seed)
+            ):
+                steps.append((origin, origin is None or new[j] != old[origin]))
+            trace[field] = steps
+        return out, trace
 
 
 OPERATORS: Registry[type[CorruptionOperator]] = Registry("corruption operator")
@@ -73,6 +103,12 @@ class DropItems(CorruptionOperator):
 
     name = "drop"
     targets = LIST_FIELDS
+    effect: Effect | None = "dropped"
+
+    def origins(
+        self, field: str, before: int, after: int, chunk: Chunk, severity: float, seed: int
+    ) -> list[int | None]:
+        return [i for i in range(before) if not self.hit(seed, chunk, field, i, severity)]
 
     def apply(
         self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
@@ -96,6 +132,7 @@ class FlipPolarity(CorruptionOperator):
 
     name = "flip_polarity"
     targets = ("claims",)
+    effect: Effect | None = "polarity_flipped"
 
     def apply(
         self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
@@ -127,6 +164,7 @@ class SwapSpeaker(CorruptionOperator):
 
     name = "swap_speaker"
     targets = ("action_items", "emotional_tone", "negotiation_patterns")
+    effect: Effect | None = "speaker_swapped"
     _ROLES: tuple[tuple[str, str], ...] = (
         ("action_items", "owner"),
         ("claims", "speaker"),
@@ -170,6 +208,12 @@ class InventItems(CorruptionOperator):
 
     name = "invent_item"
     targets = tuple(TEXT_FIELDS)
+    effect: Effect | None = "invented"
+
+    def origins(
+        self, field: str, before: int, after: int, chunk: Chunk, severity: float, seed: int
+    ) -> list[int | None]:
+        return [*range(before), *([None] * (after - before))]
 
     def apply(
         self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
@@ -254,6 +298,7 @@ class Paraphrase(CorruptionOperator):
 
     name = "paraphrase"
     targets = (*TEXT_FIELDS, "summary", "topics")
+    effect: Effect | None = "paraphrased"
 
     def apply(
         self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
@@ -279,6 +324,7 @@ class CollapseToKeywords(CorruptionOperator):
 
     name = "keywords"
     targets = tuple(TEXT_FIELDS)
+    effect: Effect | None = "keywords"
 
     def apply(
         self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
@@ -298,6 +344,7 @@ class ShiftPhases(CorruptionOperator):
 
     name = "shift_phases"
     targets = ("conversation_phases", "emotional_arc")
+    effect: Effect | None = "phases_shifted"
     max_shift = 4
 
     def apply(
@@ -323,10 +370,69 @@ class ShiftPhases(CorruptionOperator):
         return _load(data)
 
 
+# Operators that only the judge audit applies (not part of the demo's simulated models or the
+# metric audit, whose figures stay as they were).
+PROBES: Registry[type[CorruptionOperator]] = Registry("judge probe operator")
+EVIDENCE_FIELDS: tuple[str, ...] = (
+    "decisions",
+    "action_items",
+    "open_questions",
+    "claims",
+    "warnings",
+    "qa_pairs",
+    "implicit_assumptions",
+    "negotiation_patterns",
+)
+
+
+@PROBES.register("shift_evidence")
+class ShiftEvidence(CorruptionOperator):
+    """Cite the wrong messages: every cited id moves half the chunk away (wrapping round)."""
+
+    name = "shift_evidence"
+    targets = ("evidence_message_ids",)
+    effect: Effect | None = "evidence_shifted"
+
+    def apply(
+        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
+    ) -> ExtractionV3:
+        data = _dump(extraction)
+        ids = [m.id for m in chunk.messages]
+        position = {m: i for i, m in enumerate(ids)}
+        if len(ids) < 2:
+            return _load(data)
+        half = len(ids) // 2
+
+        def moved(message_id: str) -> str:
+            if message_id not in position:
+                return message_id
+            return ids[(position[message_id] + half) % len(ids)]
+
+        for field in EVIDENCE_FIELDS:
+            for i, item in enumerate(data[field]):
+                if item["evidence"] and self.hit(seed, chunk, field, i, severity):
+                    item["evidence"] = list(dict.fromkeys(moved(e) for e in item["evidence"]))
+        return _load(data)
+
+
+def operator_class(name: str) -> type[CorruptionOperator]:
+    """A registered operator or judge probe by name."""
+    if name in PROBES and name not in OPERATORS:
+        return PROBES.get(name)
+    return OPERATORS.get(name)
+
+
 def corrupt(
     extraction: ExtractionV3, chunk: Chunk, operator: str, severity: float, seed: int = 0
 ) -> ExtractionV3:
     """Apply one registered operator at ``severity`` ∈ [0, 1]."""
+    return corrupt_traced(extraction, chunk, operator, severity, seed)[0]
+
+
+def corrupt_traced(
+    extraction: ExtractionV3, chunk: Chunk, operator: str, severity: float, seed: int = 0
+) -> tuple[ExtractionV3, dict[str, list[tuple[int | None, bool]]]]:
+    """:func:`corrupt` with the operator's trace (:meth:`CorruptionOperator.apply_traced`)."""
     if not 0.0 <= severity <= 1.0:
         raise ValueError(f"severity must lie in [0, 1], got {severity}")
-    return OPERATORS.get(operator)().apply(extraction, chunk, severity, seed)
+    return operator_class(operator)().apply_traced(extraction, chunk, severity, seed)
