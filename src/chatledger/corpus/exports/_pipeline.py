@@ -271,7 +271,7 @@ def _decoding_notes(source: ExportSource, context: ReadContext) -> dict[str, int
     shown = "; ".join(b.describe() for b in bad[:3]) + (" …" if len(bad) > 3 else "")
     hint = (
         " — if the file is Latin-1 or CP-1252, import it again with --encoding cp1252"
-        if source.decoding.encoding is None
+        if source.decoding.encoding is None and any(b.as_utf8 for b in bad)
         else ""
     )
     context.note(

@@ -78,6 +78,12 @@ class BadBytes:
     byte: int
     encoding: str
 
+    @property
+    def as_utf8(self) -> bool:
+        """Whether the byte failed as UTF-8 (the case ``--encoding cp1252`` may fix; a bad
+        byte of UTF-16 is a damaged file, not another encoding)."""
+        return _label(self.encoding) == "UTF-8"
+
     def describe(self) -> str:
         return (
             f"{self.where}:{self.line}: byte 0x{self.byte:02X} at column {self.column} is not "
@@ -235,7 +241,7 @@ class ExportSource:
         if self.decoding.strict:
             hint = (
                 " (if the file is Latin-1 or CP-1252, pass --encoding cp1252)"
-                if _label(bad.encoding) == "UTF-8"
+                if bad.as_utf8 and self.decoding.encoding is None
                 else ""
             )
             raise InputError(
