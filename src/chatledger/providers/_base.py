@@ -379,6 +379,26 @@ class ManagedProvider(Provider):
                 return reply
         if self.batcher is not None:
             return await self._batched_call(key, call, tally)
+        if self.cache is None:
+            return await self._live_call(key, call, tally)
+        # The call is paid once across the processes sharing the cache: one takes its lease and
+        # asks, the others wait for its reply (see providers/_lease.py).
+        stored, token = await self.cache.leases.acquire(key, str(model))
+        if stored is not None:
+            reply = RawReply.model_validate(stored)
+            self.cache.misses -= 1  # counted by get() above: the reply came after all
+            self.cache.hits += 1
+            if self.budget is not None:
+                self.budget.record_cached()
+            tally.add(reply, cached=True)
+            return reply
+        assert token is not None
+        async with self.cache.leases.holding(key, token):
+            return await self._live_call(key, call, tally)
+
+    async def _live_call(self, key: str, call: WireCall, tally: _Tally) -> RawReply:
+        """``call`` sent now: reserved, sent with retries, priced, cached and settled."""
+        model = call.model
         # Reserve the budget only once a concurrency slot is ours: reserving for every queued
         # call at once would refuse calls far below the cap.
         await self._prepare()

@@ -5,7 +5,9 @@ provider, model (with its server URL), parameters, the messages as sent, the sch
 was sent, and the sample index — so re-running the same work costs nothing and a changed prompt
 misses. Rows hold only the reply (text, tokens, finish reason, cost); never a key or a header.
 
-The same file holds the spend ledgers (see :mod:`chatledger.providers._ledger`): what every
+The same file holds the leases of calls in flight (:mod:`chatledger.providers._lease`), so a
+call missing in several processes at once is paid by one of them and waited for by the others;
+the spend ledgers (see :mod:`chatledger.providers._ledger`): what every
 process using this cache has spent and holds, so a budget cap bounds them all together; and the
 batches submitted in batch mode (:mod:`chatledger.providers._batch_store`), so a restart polls
 them instead of paying for them again.
@@ -30,6 +32,7 @@ import platformdirs
 
 from chatledger.core import EnvironmentFault
 from chatledger.providers._batch_store import BATCH_SCHEMA, BatchStore
+from chatledger.providers._lease import LEASE_SCHEMA, CallLeases, LeaseSettings
 from chatledger.providers._ledger import (
     DEFAULT_LEDGER,
     LEDGER_SCHEMA,
@@ -101,7 +104,9 @@ class CompletionCache:
     more is a miss (the call is asked again), never a crash.
     """
 
-    def __init__(self, cache_dir: str | Path | None = None) -> None:
+    def __init__(
+        self, cache_dir: str | Path | None = None, *, leases: LeaseSettings | None = None
+    ) -> None:
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / CACHE_FILE
@@ -117,8 +122,9 @@ class CompletionCache:
                 " key TEXT PRIMARY KEY, model TEXT NOT NULL, created_at REAL NOT NULL,"
                 " reply TEXT NOT NULL)"
             )
-            for statement in (*LEDGER_SCHEMA, *BATCH_SCHEMA):
+            for statement in (*LEDGER_SCHEMA, *BATCH_SCHEMA, *LEASE_SCHEMA):
                 self._conn.execute(statement)
+        self.leases = CallLeases(self, leases)
         self.hits = 0
         self.misses = 0
 
@@ -139,17 +145,21 @@ class CompletionCache:
             row = self._conn.execute(
                 "SELECT reply FROM completions WHERE key = ?", (key,)
             ).fetchone()
-        reply: Any = None
-        if row is not None:
-            try:
-                reply = json.loads(row[0])
-            except (TypeError, ValueError):
-                reply = None  # a damaged row: ask again, and the new answer replaces it
-        if not isinstance(reply, dict):
+        reply = self._decode(row[0]) if row is not None else None
+        if reply is None:
             self.misses += 1
             return None
         self.hits += 1
         return reply
+
+    @staticmethod
+    def _decode(text: Any) -> dict[str, Any] | None:
+        """A stored reply, or None for a damaged row (asked again; the new answer replaces it)."""
+        try:
+            reply = json.loads(text)
+        except (TypeError, ValueError):
+            return None
+        return reply if isinstance(reply, dict) else None
 
     def put(self, key: str, model: str, reply: dict[str, Any]) -> None:
         with self._lock, self._guard("write to"):
