@@ -17,18 +17,11 @@ from chatledger.core import SCHEMA_FIELDS
 from chatledger.record import FieldCounts, GoldScores, HumanGoldSample, ModelResult, RunStats
 from chatledger.report._charts import LAYERS, interval
 from chatledger.report._load import RunFiles
+from chatledger.scoring import FIELD_RULES
+from chatledger.scoring import label as component_label
 
 # micro keys shown in their own columns; any other key is a pooled pair component.
 _OWN_COLUMNS = ("precision", "recall", "f1", "score")
-_COMPONENT_LABELS = {
-    "exact_share": "exact share",
-    "evidence_jaccard": "evidence Jaccard",
-    "owner_accuracy": "owner accuracy",
-    "polarity_accuracy": "polarity",
-    "subject_consistency": "subject consistency",
-    "answer_agreement": "answer agreement",
-    "mean_iou": "mean range IoU",
-}
 
 
 @dataclass(frozen=True)
@@ -55,6 +48,12 @@ class FieldRow:
     counted_as: str | None = None
     n_reference_items: int | None = None
     n_predicted_items: int | None = None
+
+    @property
+    def rule(self) -> str | None:
+        """The field's score in words, from the one table of field rules."""
+        found = FIELD_RULES.get(self.name)
+        return found.formula() if found is not None else None
 
     @property
     def count_note(self) -> str | None:
@@ -134,11 +133,7 @@ def _row(
         return FieldRow(name, value, low, high, method)
     micro = found.micro
     items = "f1" in micro  # fields with item lists; summary, arc and confidence have a score
-    components = tuple(
-        (_COMPONENT_LABELS.get(k, k.replace("_", " ")), v)
-        for k, v in micro.items()
-        if k not in _OWN_COLUMNS
-    )
+    components = tuple((component_label(k), v) for k, v in micro.items() if k not in _OWN_COLUMNS)
     return FieldRow(
         name,
         value,

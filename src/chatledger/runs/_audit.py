@@ -22,6 +22,7 @@ from chatledger.core import Chunk, Entity, ExtractionRecord, ExtractionV3, Recor
 from chatledger.downstream import DriftConsumer, build_conversations
 from chatledger.matching import get_matcher, subject_consistency, subject_similarity
 from chatledger.scoring import (
+    FIELD_RULES,
     ChunkContext,
     ScoringConfig,
     ScoringContext,
@@ -183,11 +184,12 @@ def subject_case() -> AuditCase:
     ref_subjects = [c.subject for c in reference.claims]
     pred_subjects = [c.subject for c in challenger.claims]
     claims = score_chunk(reference, challenger, _CASE_CHUNK, config)["claims"]
-    text, polarity = claims.components["text_f1"], claims.components["polarity_accuracy"]
     consistency = {
         rule: subject_consistency(ref_subjects, pred_subjects, cutoff, drop_stop_words=rule)
         for rule in (False, True)
     }
+    # Every claim is matched here (matched share 1): the score with the old consistency.
+    before = {**claims.components, "subject_consistency": consistency[False]}
     similarity = {
         rule: float(
             subject_similarity(ref_subjects[:1], ref_subjects[1:], drop_stop_words=rule)[0, 0]
@@ -202,7 +204,7 @@ def subject_case() -> AuditCase:
             consistency[False],
             claims.components["subject_consistency"],
         ),
-        ("claims score", 0.60 * text + 0.25 * polarity + 0.15 * consistency[False], claims.score),
+        ("claims score", FIELD_RULES["claims"].combine(before), claims.score),
     ]
     conversations = {
         side: build_conversations([_CASE_CHUNK], {_CASE_CHUNK.chunk_id: _record(extraction)})

@@ -57,6 +57,13 @@ if TYPE_CHECKING:
         pair_turning_points,
         range_iou,
     )
+    from chatledger.scoring._rules import (
+        COMPONENT_LABELS,
+        FIELD_RULES,
+        FieldRule,
+        label,
+        rules_markdown,
+    )
     from chatledger.scoring._run import (
         ChunkResult,
         FieldSummary,
@@ -79,6 +86,11 @@ if TYPE_CHECKING:
 # name → the module that defines it (FIELD_SCORERS: the module that fills the registry)
 _WHERE = {
     "AGGREGATES": "_aggregate",
+    "COMPONENT_LABELS": "_rules",
+    "FIELD_RULES": "_rules",
+    "FieldRule": "_rules",
+    "label": "_rules",
+    "rules_markdown": "_rules",
     "DUPLICATE_AT": "_degenerate",
     "FIELD_SCORERS": "_fields",
     "WEIGHT_TOLERANCE": "_config",
@@ -126,7 +138,9 @@ _WHERE = {
 
 __all__ = [
     "AGGREGATES",
+    "COMPONENT_LABELS",
     "DUPLICATE_AT",
+    "FIELD_RULES",
     "FIELD_SCORERS",
     "WEIGHT_TOLERANCE",
     "Aggregate",
@@ -134,6 +148,7 @@ __all__ = [
     "ChunkResult",
     "DegenerateOutputs",
     "EntityPairing",
+    "FieldRule",
     "FieldScore",
     "FieldSummary",
     "ScoreReport",
@@ -152,6 +167,7 @@ __all__ = [
     "field_scorer",
     "field_value",
     "jaccard",
+    "label",
     "load_scoring_config",
     "macro_value",
     "merge_weights",
@@ -163,6 +179,7 @@ __all__ = [
     "range_iou",
     "reliability_bins",
     "resolve_aggregate",
+    "rules_markdown",
     "score_chunk",
     "score_files",
     "score_records",

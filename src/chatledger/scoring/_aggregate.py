@@ -25,13 +25,13 @@ Micro rules (DESIGN.md §3 "Beside it, always report the pooled …"):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from chatledger.scoring._calibration import N_BINS, bin_index
+from chatledger.scoring._rules import FIELD_RULES, FieldRule
 from chatledger.scoring._types import FieldScore
 
 FloatArray = npt.NDArray[np.float64]
@@ -39,46 +39,14 @@ Aggregate = Literal["macro", "micro"]
 AGGREGATES: tuple[Aggregate, ...] = ("macro", "micro")
 
 
-@dataclass(frozen=True)
-class PooledRule:
-    """How a list field's micro score is built from pooled counts.
-
-    ``f1`` is the weight of the pooled F1 (``f1_name`` is what the field calls it among its
-    components); ``pairs`` are the components over matched pairs with their weights.
-    """
-
-    f1: float = 1.0
-    f1_name: str | None = None
-    pairs: tuple[tuple[str, float], ...] = ()
-
-
-# The weights are the field scorers' own (scoring/_fields.py); a component with weight 0 is
-# pooled and reported but not part of the score (entities' exact share).
-POOLED_RULES: dict[str, PooledRule] = {
-    "topics": PooledRule(),
-    "entities": PooledRule(pairs=(("exact_share", 0.0),)),
-    "decisions": PooledRule(0.75, "text_f1", (("evidence_jaccard", 0.25),)),
-    "action_items": PooledRule(0.70, "text_f1", (("owner_accuracy", 0.30),)),
-    "open_questions": PooledRule(),
-    "claims": PooledRule(
-        0.60, "text_f1", (("polarity_accuracy", 0.25), ("subject_consistency", 0.15))
-    ),
-    "links": PooledRule(),
-    "warnings": PooledRule(),
-    "evidence_message_ids": PooledRule(),
-    "qa_pairs": PooledRule(0.60, "question_f1", (("answer_agreement", 0.40),)),
-    "emotional_tone": PooledRule(),
-    "conversation_phases": PooledRule(0.5, "phase_f1", (("mean_iou", 0.5),)),
-    "implicit_assumptions": PooledRule(),
-    "negotiation_patterns": PooledRule(),
+# The list and set fields' rules, the item fields (one item a chunk at most) and what a set
+# field's counts count: all read from the one table of field rules (scoring/_rules.py).
+POOLED_RULES: dict[str, FieldRule] = {
+    name: rule for name, rule in FIELD_RULES.items() if rule.f1_term is not None
 }
-PER_CHUNK_ITEM = frozenset({"summary", "emotional_arc"})
-# Set fields count distinct keys, not the items listed: what their counts count.
+PER_CHUNK_ITEM = frozenset(name for name, rule in FIELD_RULES.items() if rule.kind == "item")
 COUNTED_AS = {
-    "links": "distinct normalised URLs",
-    "evidence_message_ids": "distinct message ids",
-    "emotional_tone": "distinct (speaker, emotion) pairs",
-    "negotiation_patterns": "distinct (pattern, actor) pairs",
+    name: rule.counted_as for name, rule in FIELD_RULES.items() if rule.counted_as is not None
 }
 CONFIDENCE = "confidence"
 
@@ -93,7 +61,7 @@ def statistic_names(name: str) -> tuple[str, ...]:
     if name in PER_CHUNK_ITEM:
         return (*_BASE, "item_score")
     rule = POOLED_RULES[name]
-    pooled = tuple(f"{comp}:{part}" for comp, _ in rule.pairs for part in ("sum", "n"))
+    pooled = tuple(f"{t.part}:{part}" for t in rule.pair_terms for part in ("sum", "n"))
     return (*_BASE, "matched", *pooled)
 
 
@@ -123,8 +91,8 @@ def chunk_statistics(name: str, score: FieldScore, usable: bool) -> list[float]:
     if name in PER_CHUNK_ITEM:
         return [*base, score.score * has_items]
     pooled: list[float] = []
-    for comp, _ in POOLED_RULES[name].pairs:
-        total, n = score.pooled.get(comp, (0.0, 0.0))
+    for term in POOLED_RULES[name].pair_terms:
+        total, n = score.pooled.get(term.part, (0.0, 0.0))
         pooled += [total, n]
     return [*base, score.matched, *pooled]
 
@@ -184,12 +152,13 @@ def micro_parts(name: str, sums: Sums) -> dict[str, FloatArray]:
     recall = _ratio(matched, n_ref)
     f1 = _ratio(2.0 * precision * recall, precision + recall)
     parts: dict[str, FloatArray] = {"precision": precision, "recall": recall, "f1": f1}
-    score = rule.f1 * f1
-    # Terms over matched pairs count in proportion to the pooled matched share 2ΣM/(ΣR+ΣP).
+    # The field's own rule on the pooled parts: its F1 term on the pooled F1, each term over
+    # matched pairs on the pooled pairs × the pooled matched share 2ΣM/(ΣR+ΣP).
+    for term in rule.pair_terms:
+        parts[term.part] = _ratio(sums[f"{term.part}:sum"], sums[f"{term.part}:n"])
     share = _ratio(2.0 * matched, n_ref + n_pred, 1.0)
-    for comp, weight in rule.pairs:
-        parts[comp] = _ratio(sums[f"{comp}:sum"], sums[f"{comp}:n"])
-        score = score + weight * parts[comp] * share
+    terms = {**parts, rule.terms[0].part: f1}
+    score = rule.combine(terms, share)
     agree = usable_share(sums)
     parts = {k: np.where(no_items, agree, v) for k, v in parts.items()}
     parts["score"] = np.where(no_items, agree, score)

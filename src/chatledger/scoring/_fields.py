@@ -10,7 +10,7 @@ cannot add the whole term; the component shown is the term itself (the mean over
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from rapidfuzz.utils import default_process
@@ -20,10 +20,16 @@ from chatledger.matching import preprocess, subject_consistency
 from chatledger.scoring._calibration import expected_calibration_error
 from chatledger.scoring._context import ScoringContext
 from chatledger.scoring._pairing import pair_entities, pair_phases, pair_turning_points
+from chatledger.scoring._rules import EXACT_CREDIT, FIELD_RULES, FUZZY_CREDIT
 from chatledger.scoring._types import FIELD_SCORERS as FIELD_SCORERS  # filled by this module
-from chatledger.scoring._types import FieldScore, field_scorer
+from chatledger.scoring._types import FieldScore, FieldScorer, field_scorer
 
-PR = ("precision", "recall")
+PR = FIELD_RULES["topics"].components  # (precision, recall): every plain F1 field's
+
+
+def _rule_scorer(name: str) -> Callable[[FieldScorer], FieldScorer]:
+    """Register the scorer of ``name`` with the components its rule names."""
+    return field_scorer(name, FIELD_RULES[name].components)
 
 
 def f1(matches: float, n_pred: int, n_ref: int) -> tuple[float, float, float]:
@@ -74,15 +80,15 @@ def _set_f1_field(ref: set[Hashable], pred: set[Hashable], listed: tuple[int, in
     )
 
 
-@field_scorer("topics", PR)
+@_rule_scorer("topics")
 def score_topics(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     return _text_f1_field("topics", ref.topics, pred.topics, ctx)
 
 
-@field_scorer("entities", (*PR, "exact_share"))
+@_rule_scorer("entities")
 def score_entities(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     """Lenient NER F1: name fuzzy ≥ 0.70 and same type; credit 1 exact name, 0.5 fuzzy only."""
-    names = ("precision", "recall", "exact_share")
+    names = FIELD_RULES["entities"].components
     n_ref, n_pred = len(ref.entities), len(pred.entities)
     if not n_ref and not n_pred:
         return FieldScore.agree(names)
@@ -90,7 +96,7 @@ def score_entities(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
         return FieldScore.zero(names, n_ref, n_pred)
     pairing = pair_entities(ref.entities, pred.entities, ctx)
     exact_hits = float(sum(pairing.exact))
-    credit = exact_hits + 0.5 * (len(pairing.rows) - exact_hits)
+    credit = EXACT_CREDIT * exact_hits + FUZZY_CREDIT * (len(pairing.rows) - exact_hits)
     p, r, score = f1(credit, n_pred, n_ref)
     share = exact_hits / len(pairing.rows) if pairing.rows else 0.0
     return FieldScore(
@@ -103,63 +109,66 @@ def score_entities(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
     )
 
 
-@field_scorer("decisions", ("text_f1", "evidence_jaccard"))
+PairTerm = tuple[float, tuple[float, float]]  # (the mean over matched pairs, (Σ value, n))
+PairValue = Callable[[int, int], float]  # one matched pair's value (reference i, predicted j)
+PairTerms = Callable[[list[int], list[int]], dict[str, PairTerm]]  # over all matched pairs
+
+
+def _paired_field(
+    name: str,
+    texts: tuple[Sequence[str], Sequence[str]],
+    ctx: ScoringContext,
+    per_pair: dict[str, PairValue],
+    whole: PairTerms | None = None,
+) -> FieldScore:
+    """A list field whose items match on their text (reference, predicted ``texts``), with
+    terms over the matched pairs — the mean of ``per_pair`` values, or a term of all pairs at
+    once (``whole``) — combined by the field's rule: F1 plus each pair term × matched share
+    (DESIGN.md §3)."""
+    rule = FIELD_RULES[name]
+    n_ref, n_pred = len(texts[0]), len(texts[1])
+    if not n_ref and not n_pred:
+        return FieldScore.agree(rule.components)
+    if not n_ref or not n_pred:
+        return FieldScore.zero(rule.components, n_ref, n_pred)
+    rows, cols = ctx.match_texts(name, texts[0], texts[1])
+    pairs = list(zip(rows.tolist(), cols.tolist(), strict=True))
+    terms = {comp: _over_pairs([fn(i, j) for i, j in pairs]) for comp, fn in per_pair.items()}
+    if whole is not None:
+        terms.update(whole(rows.tolist(), cols.tolist()))
+    parts = {rule.components[0]: f1(len(rows), n_pred, n_ref)[2]}
+    parts.update((comp, mean) for comp, (mean, _) in terms.items())
+    return FieldScore(
+        rule.combine(parts, matched_share(len(rows), n_ref, n_pred)),
+        {comp: parts[comp] for comp in rule.components},
+        n_ref,
+        n_pred,
+        matched=len(rows),
+        pooled={comp: pooled for comp, (_, pooled) in terms.items()},
+    )
+
+
+def _over_pairs(values: Sequence[float]) -> PairTerm:
+    return _mean(values), _pooled(values)
+
+
+@_rule_scorer("decisions")
 def score_decisions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
-    names = ("text_f1", "evidence_jaccard")
-    n_ref, n_pred = len(ref.decisions), len(pred.decisions)
-    if not n_ref and not n_pred:
-        return FieldScore.agree(names)
-    if not n_ref or not n_pred:
-        return FieldScore.zero(names, n_ref, n_pred)
-    rows, cols = ctx.match_texts(
-        "decisions", [d.text for d in ref.decisions], [d.text for d in pred.decisions]
-    )
-    _, _, text = f1(len(rows), n_pred, n_ref)
-    jaccards = [
-        jaccard(ref.decisions[i].evidence, pred.decisions[j].evidence)
-        for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
-    ]
-    ev = _mean(jaccards)
-    share = matched_share(len(rows), n_ref, n_pred)
-    return FieldScore(
-        0.75 * text + 0.25 * ev * share,
-        {"text_f1": text, "evidence_jaccard": ev},
-        n_ref,
-        n_pred,
-        matched=len(rows),
-        pooled={"evidence_jaccard": _pooled(jaccards)},
-    )
+    a, b = ref.decisions, pred.decisions
+    texts = [d.text for d in a], [d.text for d in b]
+    jaccards: PairValue = lambda i, j: jaccard(a[i].evidence, b[j].evidence)  # noqa: E731
+    return _paired_field("decisions", texts, ctx, {"evidence_jaccard": jaccards})
 
 
-@field_scorer("action_items", ("text_f1", "owner_accuracy"))
+@_rule_scorer("action_items")
 def score_action_items(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
-    names = ("text_f1", "owner_accuracy")
-    n_ref, n_pred = len(ref.action_items), len(pred.action_items)
-    if not n_ref and not n_pred:
-        return FieldScore.agree(names)
-    if not n_ref or not n_pred:
-        return FieldScore.zero(names, n_ref, n_pred)
-    rows, cols = ctx.match_texts(
-        "action_items", [a.text for a in ref.action_items], [a.text for a in pred.action_items]
-    )
-    _, _, text = f1(len(rows), n_pred, n_ref)
-    owners = [
-        float(ctx.resolve(ref.action_items[i].owner) == ctx.resolve(pred.action_items[j].owner))
-        for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
-    ]
-    owner = _mean(owners)
-    share = matched_share(len(rows), n_ref, n_pred)
-    return FieldScore(
-        0.70 * text + 0.30 * owner * share,
-        {"text_f1": text, "owner_accuracy": owner},
-        n_ref,
-        n_pred,
-        matched=len(rows),
-        pooled={"owner_accuracy": _pooled(owners)},
-    )
+    a, b = ref.action_items, pred.action_items
+    texts = [x.text for x in a], [x.text for x in b]
+    owners: PairValue = lambda i, j: float(ctx.resolve(a[i].owner) == ctx.resolve(b[j].owner))  # noqa: E731
+    return _paired_field("action_items", texts, ctx, {"owner_accuracy": owners})
 
 
-@field_scorer("open_questions", PR)
+@_rule_scorer("open_questions")
 def score_open_questions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     return _text_f1_field(
         "open_questions",
@@ -169,41 +178,24 @@ def score_open_questions(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringCont
     )
 
 
-@field_scorer("claims", ("text_f1", "polarity_accuracy", "subject_consistency"))
+@_rule_scorer("claims")
 def score_claims(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
-    """0.60·text F1 + (0.25·polarity accuracy + 0.15·subject consistency) × matched share,
-    the last two over matched pairs."""
-    names = ("text_f1", "polarity_accuracy", "subject_consistency")
-    n_ref, n_pred = len(ref.claims), len(pred.claims)
-    if not n_ref and not n_pred:
-        return FieldScore.agree(names)
-    if not n_ref or not n_pred:
-        return FieldScore.zero(names, n_ref, n_pred)
-    rows, cols = ctx.match_texts(
-        "claims", [c.text for c in ref.claims], [c.text for c in pred.claims]
-    )
-    _, _, text = f1(len(rows), n_pred, n_ref)
-    ref_claims = [ref.claims[i] for i in rows.tolist()]
-    pred_claims = [pred.claims[j] for j in cols.tolist()]
-    polarities = [
-        float(a.polarity == b.polarity) for a, b in zip(ref_claims, pred_claims, strict=True)
-    ]
-    polarity = _mean(polarities)
-    subject = _subject_consistency(
-        [a.subject for a in ref_claims], [b.subject for b in pred_claims], ctx
-    )
-    share = matched_share(len(rows), n_ref, n_pred)
-    score = 0.60 * text + 0.25 * polarity * share + 0.15 * subject * share
-    comps = {"text_f1": text, "polarity_accuracy": polarity, "subject_consistency": subject}
-    # Subject consistency is a share of claim pairs (one "pair" for a single matched claim):
-    # pooled, the agreeing pairs of all chunks over all their pairs.
-    k = len(ref_claims)
-    n_pairs = float(k * (k - 1) // 2 if k > 1 else k)
-    pooled = {
-        "polarity_accuracy": _pooled(polarities),
-        "subject_consistency": (float(round(subject * n_pairs)), n_pairs),
-    }
-    return FieldScore(score, comps, n_ref, n_pred, matched=k, pooled=pooled)
+    """Text F1, with polarity accuracy and subject consistency over matched pairs."""
+    a, b = ref.claims, pred.claims
+
+    def subjects(rows: list[int], cols: list[int]) -> dict[str, PairTerm]:
+        """Subject consistency is a share of pairs of matched claims (one "pair" for a single
+        matched claim): pooled, the agreeing pairs of all chunks over all their pairs."""
+        subject = _subject_consistency(
+            [a[i].subject for i in rows], [b[j].subject for j in cols], ctx
+        )
+        k = len(rows)
+        n_pairs = float(k * (k - 1) // 2 if k > 1 else k)
+        return {"subject_consistency": (subject, (float(round(subject * n_pairs)), n_pairs))}
+
+    polarity: PairValue = lambda i, j: float(a[i].polarity == b[j].polarity)  # noqa: E731
+    texts = [c.text for c in a], [c.text for c in b]
+    return _paired_field("claims", texts, ctx, {"polarity_accuracy": polarity}, subjects)
 
 
 def _subject_consistency(
@@ -218,7 +210,7 @@ def _subject_consistency(
     return subject_consistency(ref_subjects, pred_subjects, cutoff, ctx.matcher)
 
 
-@field_scorer("links", PR)
+@_rule_scorer("links")
 def score_links(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     if not ref.links and not pred.links:
         return FieldScore.agree(PR)
@@ -252,14 +244,14 @@ def normalise_url(url: str) -> str:
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
-@field_scorer("warnings", PR)
+@_rule_scorer("warnings")
 def score_warnings(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     return _text_f1_field(
         "warnings", [w.text for w in ref.warnings], [w.text for w in pred.warnings], ctx
     )
 
 
-@field_scorer("evidence_message_ids", PR)
+@_rule_scorer("evidence_message_ids")
 def score_evidence_ids(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     ref_ids, pred_ids = ref.evidence_message_ids, pred.evidence_message_ids
     return _set_f1_field(set(ref_ids), set(pred_ids), (len(ref_ids), len(pred_ids)))
@@ -269,7 +261,7 @@ def _item_texts(extraction: ExtractionV3, name: str) -> list[str]:
     return [item.text for item in getattr(extraction, name)]
 
 
-@field_scorer("confidence", ("ece", "n_items", "accuracy"))
+@_rule_scorer("confidence")
 def score_confidence(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     """1 − ECE of this chunk's items; the run-level score pools the items of all chunks."""
     pairs: list[tuple[float, bool]] = []
@@ -305,7 +297,7 @@ def score_confidence(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext)
     return FieldScore(1.0 - ece, comps, n_ref, n_pred, tuple(pairs), matched=hits)
 
 
-@field_scorer("summary", ("similarity",))
+@_rule_scorer("summary")
 def score_summary(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     a, b = ref.summary.strip(), pred.summary.strip()
     n_ref, n_pred = int(bool(a)), int(bool(b))
@@ -317,41 +309,23 @@ def score_summary(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) ->
     return FieldScore(sim, {"similarity": sim}, n_ref, n_pred)
 
 
-@field_scorer("qa_pairs", ("question_f1", "answer_agreement"))
+@_rule_scorer("qa_pairs")
 def score_qa_pairs(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
-    names = ("question_f1", "answer_agreement")
-    n_ref, n_pred = len(ref.qa_pairs), len(pred.qa_pairs)
-    if not n_ref and not n_pred:
-        return FieldScore.agree(names)
-    if not n_ref or not n_pred:
-        return FieldScore.zero(names, n_ref, n_pred)
-    rows, cols = ctx.match_texts(
-        "qa_pairs", [q.question for q in ref.qa_pairs], [q.question for q in pred.qa_pairs]
-    )
-    _, _, question = f1(len(rows), n_pred, n_ref)
+    """Question F1, with answer agreement over matched pairs (both answers absent agree)."""
+    a, b = ref.qa_pairs, pred.qa_pairs
     cutoff = 100.0 * ctx.config.thresholds.answer
-    agreements = []
-    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-        a, b = ref.qa_pairs[i].answer, pred.qa_pairs[j].answer
-        if a is None or b is None:
-            agreements.append(float(a is None and b is None))
-        else:
-            sim = ctx.matcher.matrix([default_process(a)], [default_process(b)])[0, 0]
-            agreements.append(float(sim >= cutoff))
-    answer = _mean(agreements)
-    comps = {"question_f1": question, "answer_agreement": answer}
-    share = matched_share(len(rows), n_ref, n_pred)
-    return FieldScore(
-        0.60 * question + 0.40 * answer * share,
-        comps,
-        n_ref,
-        n_pred,
-        matched=len(rows),
-        pooled={"answer_agreement": _pooled(agreements)},
-    )
+
+    def agree(i: int, j: int) -> float:
+        x, y = a[i].answer, b[j].answer
+        if x is None or y is None:
+            return float(x is None and y is None)
+        return float(ctx.matcher.matrix([default_process(x)], [default_process(y)])[0, 0] >= cutoff)
+
+    texts = [q.question for q in a], [q.question for q in b]
+    return _paired_field("qa_pairs", texts, ctx, {"answer_agreement": agree})
 
 
-@field_scorer("emotional_tone", PR)
+@_rule_scorer("emotional_tone")
 def score_emotional_tone(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
     return _set_f1_field(
         {(ctx.resolve(t.speaker), t.emotion) for t in ref.emotional_tone},
@@ -360,10 +334,10 @@ def score_emotional_tone(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringCont
     )
 
 
-@field_scorer("emotional_arc", ("opening", "closing", "trajectory", "turning_points_f1"))
+@_rule_scorer("emotional_arc")
 def score_emotional_arc(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -> FieldScore:
-    """Four equal parts: opening, closing, trajectory (exact) and turning points F1 (±window)."""
-    names = ("opening", "closing", "trajectory", "turning_points_f1")
+    """Opening, closing, trajectory (exact) and turning points F1 (±window)."""
+    names = FIELD_RULES["emotional_arc"].components
     a, b = ref.emotional_arc, pred.emotional_arc
     if a is None and b is None:
         return FieldScore.agree(names)
@@ -382,16 +356,15 @@ def score_emotional_arc(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringConte
         "trajectory": float(a.trajectory == b.trajectory),
         "turning_points_f1": tp,
     }
-    return FieldScore(sum(comps.values()) / 4.0, comps, 1, 1)
+    return FieldScore(FIELD_RULES["emotional_arc"].combine(comps), comps, 1, 1)
 
 
-@field_scorer("conversation_phases", ("phase_f1", "mean_iou"))
+@_rule_scorer("conversation_phases")
 def score_conversation_phases(
     ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext
 ) -> FieldScore:
-    """0.5·phase-label F1 + 0.5·mean IoU of the message ranges of matched phases × matched
-    share."""
-    names = ("phase_f1", "mean_iou")
+    """Phase-label F1, with the mean IoU of the message ranges of matched phases."""
+    names = FIELD_RULES["conversation_phases"].components
     a, b = ref.conversation_phases, pred.conversation_phases
     if not a and not b:
         return FieldScore.agree(names)
@@ -403,7 +376,7 @@ def score_conversation_phases(
     comps = {"phase_f1": label_f1, "mean_iou": mean_iou}
     share = matched_share(len(rows), len(a), len(b))
     return FieldScore(
-        0.5 * label_f1 + 0.5 * mean_iou * share,
+        FIELD_RULES["conversation_phases"].combine(comps, share),
         comps,
         len(a),
         len(b),
@@ -412,7 +385,7 @@ def score_conversation_phases(
     )
 
 
-@field_scorer("implicit_assumptions", PR)
+@_rule_scorer("implicit_assumptions")
 def score_implicit_assumptions(
     ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext
 ) -> FieldScore:
@@ -424,7 +397,7 @@ def score_implicit_assumptions(
     )
 
 
-@field_scorer("negotiation_patterns", PR)
+@_rule_scorer("negotiation_patterns")
 def score_negotiation_patterns(
     ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext
 ) -> FieldScore:

@@ -15,6 +15,7 @@ import numpy as np
 from chatledger.core import Entity, Phase
 from chatledger.matching import FloatMatrix, IndexArrayPair, assign, preprocess
 from chatledger.scoring._context import ScoringContext
+from chatledger.scoring._rules import EXACT_CREDIT, FUZZY_CREDIT
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def pair_entities(
     scores = np.where(same_type, scores, 0.0)
     cutoff = 100.0 * ctx.config.thresholds.entity
     if credit_first:
-        rows, cols = assign(scores, cutoff, credit=np.where(exact, 1.0, 0.5))
+        rows, cols = assign(scores, cutoff, credit=np.where(exact, EXACT_CREDIT, FUZZY_CREDIT))
     else:
         # The bonus (< 1) never changes the match count, only which equally good partner wins.
         rows, cols = assign(scores, cutoff, bonus=0.5 * exact)

@@ -662,7 +662,7 @@ class FieldTotals:
             if not with_items:
                 return dict.fromkeys(names, micro["score"])
             return {c: total / with_items for c, total in self._item_components[name].items()}
-        f1_name = POOLED_RULES[name].f1_name
+        f1_name = POOLED_RULES[name].terms[0].part
         return {c: micro["f1" if c == f1_name else c] for c in names}
 
     def _pooled_confidence(
