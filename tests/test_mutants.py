@@ -9,6 +9,7 @@ mutant to a copy of the source and watching the test fail.
   (80 items, also pooled over a run).
 - ``score/_context.py`` ``ChunkContext.resolve``: ``best >= threshold`` → ``>`` (fuzzy 70.0).
 - ``downstream/_escalation.py`` ``peak_reasons``: ``intensity >= PEAK_INTENSITY`` → ``>`` (0.7).
+- ``stats/_resample.py`` ``paired_from``: ``(extreme + 1)/(B + 1)`` → ``extreme/(B + 1)``.
 """
 
 from __future__ import annotations
@@ -220,3 +221,26 @@ def test_anger_at_exactly_0_7_is_an_emotional_peak() -> None:
     result = report.consumers["escalation"].result
     assert result.agreement == 1.0
     assert result.missed == () and result.invented == ()
+
+
+# --- a paired p-value is never below 1/(B + 1) ---------------------------------------------
+#
+# Two statistics over B = 4 resamples; estimates 1.0 and 0.0 (observed difference 1.0), the
+# resampled differences 0.9, 1.1, 1.0, 0.95. Re-centred on the null they are −0.1, 0.1, 0,
+# −0.05: none reaches |1.0|, so no resample is as extreme as what was observed. With the +1 of
+# both counts (Davison & Hinkley's (r + 1)/(B + 1)) p = (0 + 1)/(4 + 1) = 0.2, the smallest
+# value B resamples can show; the mutant ``extreme/(B + 1)`` says 0.0 — a certainty four
+# resamples cannot give. One resample at the observed distance (a difference of 2.0, centred
+# 1.0) makes it (1 + 1)/5 = 0.4.
+
+
+def test_paired_p_value_counts_the_observed_difference_itself() -> None:
+    from chatledger.stats import Resamples, paired_from
+
+    def p_value(differences: list[float]) -> float:
+        values = np.array([differences, [0.0] * len(differences)])
+        resamples = Resamples(np.array([1.0, 0.0]), values, np.zeros((2, 3)))
+        return paired_from(resamples, 0, 1)[3]
+
+    assert p_value([0.9, 1.1, 1.0, 0.95]) == pytest.approx(1 / 5)
+    assert p_value([0.9, 2.0, 1.0, 0.95]) == pytest.approx(2 / 5)
