@@ -103,6 +103,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "_stats_cmd",
         "Apply every corruption operator at rising severity; show each field's score curve.",
     ),
+    "judges": (
+        "_judges_cmd",
+        "Judges: audit each against extractions of known truth (the corruption ladder, one "
+        "corruption at a time, a copier, keywords only, empty).",
+    ),
     "budget": (
         "_budget_cmd",
         "The spend ledgers a budget cap bounds: show what was spent, reset it.",

@@ -34,6 +34,7 @@ from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
 from chatledger.scoring import ScoringConfig, score_records
 from chatledger.simulate import (
+    LADDER,
     OPERATORS,
     simulate_with_truth,
     truth_path,
@@ -42,7 +43,7 @@ from chatledger.simulate import (
 )
 from chatledger.structbench import structbench_demo
 
-SEVERITIES: tuple[tuple[str, float], ...] = (("light", 0.1), ("medium", 0.3), ("heavy", 0.6))
+SEVERITIES: tuple[tuple[str, float], ...] = LADDER
 OFFLINE_EXTRACTOR = "offline:rules"
 
 

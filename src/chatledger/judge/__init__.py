@@ -21,6 +21,15 @@ from chatledger.judge._panel import (
     majority_label,
     panel_agreement,
 )
+from chatledger.judge._recorded import (
+    RECORDED_JUDGE_PREFIX,
+    RecordedVerdict,
+    RecordingJudge,
+    ReplayJudge,
+    read_recorded,
+    verdict_key,
+    write_recorded,
+)
 from chatledger.judge._verdict import ISSUE_LABELS, ItemVerdict, Verdict
 
 __all__ = [
@@ -29,6 +38,7 @@ __all__ = [
     "JUDGES",
     "JUDGE_SYSTEM",
     "MODEL_JUDGES",
+    "RECORDED_JUDGE_PREFIX",
     "SCORE_NAMES",
     "ChunkJudgement",
     "GroundingJudge",
@@ -39,6 +49,9 @@ __all__ = [
     "LLMJudge",
     "LLMJudgeOptions",
     "ModelJudgeFactory",
+    "RecordedVerdict",
+    "RecordingJudge",
+    "ReplayJudge",
     "Verdict",
     "aggregate_chunk",
     "cohens_kappa",
@@ -46,6 +59,9 @@ __all__ = [
     "judged_items",
     "majority_label",
     "panel_agreement",
+    "read_recorded",
     "render_conversation",
+    "verdict_key",
     "verdict_output_schema",
+    "write_recorded",
 ]

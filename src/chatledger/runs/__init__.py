@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         load_run_config,
     )
     from chatledger.runs._execute import execute_run
+    from chatledger.runs._judge_audit import AuditInput, audit_inputs, audit_judge
     from chatledger.runs._results import (
         ModelSummary,
         RunResult,
@@ -47,6 +48,9 @@ _WHERE = {
     "RUN_LEVEL": "_tables",
     "AuditCase": "_audit",
     "AuditCurve": "_audit",
+    "AuditInput": "_judge_audit",
+    "audit_inputs": "_judge_audit",
+    "audit_judge": "_judge_audit",
     "LoadedRunConfig": "_config",
     "ModelSummary": "_results",
     "RunConfig": "_config",
@@ -70,12 +74,15 @@ __all__ = [
     "RUN_LEVEL",
     "AuditCase",
     "AuditCurve",
+    "AuditInput",
     "LoadedRunConfig",
     "ModelSummary",
     "RunConfig",
     "RunResult",
     "ScoreTableWriter",
     "audit_cases",
+    "audit_inputs",
+    "audit_judge",
     "audit_metrics",
     "compare_runs",
     "execute_run",

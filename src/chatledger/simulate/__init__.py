@@ -1,6 +1,7 @@
 """Simulated challengers: corruption operators with a severity and a seed (DESIGN.md §7)."""
 
 from chatledger.simulate._challengers import (
+    LADDER,
     SIMULATED_PREFIX,
     simulate_records,
     simulate_with_truth,
@@ -33,6 +34,7 @@ from chatledger.simulate._truth import (
 
 __all__ = [
     "EFFECTS",
+    "LADDER",
     "LIST_FIELDS",
     "OPERATORS",
     "PROBES",

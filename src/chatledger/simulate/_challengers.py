@@ -15,6 +15,9 @@ from chatledger.simulate._operators import LIST_FIELDS, corrupt_traced, operator
 from chatledger.simulate._truth import ChunkTruth, Effect, ItemTruth
 
 SIMULATED_PREFIX = "simulated:"
+# The demo's simulated models: every operator, in order, at a light, medium and heavy severity
+# (the ladder the judge audit grades judges on).
+LADDER: tuple[tuple[str, float], ...] = (("light", 0.1), ("medium", 0.3), ("heavy", 0.6))
 
 
 def simulated_name(label: str) -> str:

@@ -1,0 +1,207 @@
+"""The judge audit (issue 28): known truth from the corruption operators grades the judges."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from chatledger.cli._app import main
+from chatledger.core import Chunk, ExtractionRecord, ExtractionV3
+from chatledger.corpus import read_chunks, read_extractions
+from chatledger.demo import write_bundled_corpus
+from chatledger.judge import (
+    GroundingJudge,
+    ItemVerdict,
+    Judge,
+    RecordingJudge,
+    ReplayJudge,
+    Verdict,
+    judged_items,
+    write_recorded,
+)
+from chatledger.runs._judge_audit import audit_inputs, audit_judge, copier_extraction
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    chunks_path, gold_path = write_bundled_corpus(tmp_path_factory.mktemp("corpus"))
+    return read_chunks(chunks_path), read_extractions(gold_path).records
+
+
+class FlagEverything(Judge):
+    """Labels every item fabricated and scores every extraction 50/50/50."""
+
+    name = "flag-everything"
+    family = "test"
+
+    def judge_many(self, pairs: Sequence[tuple[Chunk, ExtractionV3]]) -> list[Verdict | None]:
+        return [
+            Verdict(
+                content_accuracy=50,
+                completeness=50,
+                hallucination=50,
+                items=[
+                    ItemVerdict(item_id=i.item_id, label="fabricated", reason="r")
+                    for i in judged_items(e)
+                ],
+            )
+            for _, e in pairs
+        ]
+
+
+class PrefersLonger(Judge):
+    """A test double that prefers longer extractions: every score is the mean length of the
+    item texts over 100 characters (capped at 1; 0 with no item), every item labelled none."""
+
+    name = "prefers-longer"
+    family = "test"
+
+    def judge_many(self, pairs: Sequence[tuple[Chunk, ExtractionV3]]) -> list[Verdict | None]:
+        out: list[Verdict | None] = []
+        for _chunk, extraction in pairs:
+            items = judged_items(extraction)
+            mean = sum(len(i.text) for i in items) / len(items) if items else 0.0
+            share = min(1.0, mean / 100)
+            out.append(
+                Verdict(
+                    content_accuracy=100 * share,
+                    completeness=100 * share,
+                    hallucination=100 * share,
+                    items=[ItemVerdict(item_id=i.item_id, label="none", reason="r") for i in items],
+                )
+            )
+        return out
+
+
+def _few(bundled, n: int = 4) -> tuple[list[Chunk], dict[str, ExtractionRecord]]:  # type: ignore[no-untyped-def]
+    chunks, gold = bundled
+    return chunks[:n], {c.chunk_id: gold[c.chunk_id] for c in chunks[:n]}
+
+
+def test_audit_sets_and_their_truth(bundled) -> None:  # type: ignore[no-untyped-def]
+    chunks, gold = _few(bundled)
+    inputs = audit_inputs(gold, chunks, seed=2026)
+    names = [i.name for i in inputs]
+    assert names == [
+        "reference",
+        "simulated:light",
+        "simulated:medium",
+        "simulated:heavy",
+        "probe:invent_item",
+        "probe:swap_speaker",
+        "probe:flip_polarity",
+        "probe:shift_evidence",
+        "probe:paraphrase",
+        "probe:keywords",
+        "probe:drop",
+        "adversarial:copier",
+        "adversarial:keywords",
+        "adversarial:empty",
+    ]
+    by_name = {i.name: i for i in inputs}
+    # The copier: one claim per message of >= 4 words, with its speaker and its own id.
+    chunk = chunks[0]
+    copied = by_name["adversarial:copier"].extractions[chunk.chunk_id].claims
+    long_messages = [m for m in chunk.messages if len(m.text.split()) >= 4]
+    assert [(c.text, c.speaker, c.evidence) for c in copied] == [
+        (m.text, m.speaker, [m.id]) for m in long_messages
+    ]
+    assert copier_extraction(chunk).decisions == []
+    assert all(e == ExtractionV3() for e in by_name["adversarial:empty"].extractions.values())
+    # A probe's truth names one effect per corrupted item.
+    truth = by_name["probe:flip_polarity"].truth
+    assert truth is not None
+    effects = {tuple(t.effects) for ct in truth.values() for t in ct.items}
+    assert effects == {(), ("polarity_flipped",)}
+
+
+def test_a_judge_that_flags_everything_fails_by_hand(bundled) -> None:  # type: ignore[no-untyped-def]
+    chunks, gold = _few(bundled)
+    audit = audit_judge(FlagEverything(), gold, chunks, seed=2026)
+    n_items = sum(len(judged_items(gold[c.chunk_id].extraction)) for c in chunks)  # type: ignore[arg-type]
+    assert audit.false_alarm_items == n_items
+    assert audit.false_alarms == 1.0
+    assert audit.false_alarm_labels == {"fabricated": n_items}
+    invented = audit.detection_of("invented")
+    swapped = audit.detection_of("speaker_swapped")
+    assert invented is not None and swapped is not None
+    assert (invented.flagged, invented.as_expected) == (1.0, 1.0)
+    assert (swapped.flagged, swapped.as_expected) == (1.0, 0.0)
+    # Every set scores 0.5 (the empty one too: it is scored like any other)…
+    assert {s.composite for s in audit.sets} == {0.5}
+    # …so nothing falls with severity, and the copier and empty tie the lightest corruption.
+    assert audit.monotone is False
+    assert audit.passed is False
+    assert audit.failures == [
+        "not monotone over the ladder (reference → heavy: 0.500 → 0.500 → 0.500 → 0.500)",
+        "the copier extraction (0.500) is not below simulated:light (0.500)",
+        "the empty extraction (0.500) is not below simulated:light (0.500)",
+        "flags 100.0% of untouched reference items (more than 10%)",
+    ]
+    assert audit.adversarial_rank["copier"] == "at or above reference"
+
+
+def test_a_judge_that_prefers_longer_extractions_fails_on_the_copier(bundled) -> None:  # type: ignore[no-untyped-def]
+    chunks, gold = _few(bundled, 6)
+    audit = audit_judge(PrefersLonger(), gold, chunks, seed=2026)
+    copier = audit.set("adversarial:copier")
+    light = audit.set("simulated:light")
+    assert copier is not None and light is not None
+    assert copier.composite is not None and light.composite is not None
+    assert copier.composite > light.composite
+    assert audit.false_alarms == 0.0
+    assert not audit.passed
+    assert any(f.startswith("the copier extraction") for f in audit.failures)
+
+
+def test_recorded_verdicts_replay_offline_and_deterministically(bundled, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    chunks, gold = _few(bundled, 3)
+    inputs = audit_inputs(gold, chunks, seed=2026)
+    recording = RecordingJudge(GroundingJudge())
+    live = audit_judge(recording, gold, chunks, seed=2026, inputs=inputs)
+    path = tmp_path / "grounding.jsonl"
+    write_recorded(recording.lines, path)
+    assert len(recording.lines) == sum(len(i.extractions) for i in inputs)
+    replay = ReplayJudge(path)
+    assert replay.name == "recorded:grounding"
+    replayed = audit_judge(replay, gold, chunks, seed=2026, inputs=inputs)
+    assert replay.missing == 0
+    assert replayed.model_dump(exclude={"judge"}) == live.model_dump(exclude={"judge"})
+    # A pair the recording does not hold is unscored and counted, never guessed.
+    other = audit_judge(replay, gold, chunks[:2], seed=7)
+    assert replay.missing > 0
+    assert any(s.unscored for s in other.sets)
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_judges_audit_json_and_replay(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    code, out, err = _cli(
+        ["judges", "audit", "--max-chunks", "2", "--record", str(path), "--format", "json"]
+    )
+    assert code == 0, err
+    live = json.loads(out)["audits"][0]
+    assert live["judge"] == "grounding" and live["chunks"] == 2
+    code, out, err = _cli(
+        ["judges", "audit", "--max-chunks", "2", "--judge", f"recorded:{path}", "--format", "json"]
+    )
+    assert code == 0, err
+    replayed = json.loads(out)["audits"][0]
+    assert replayed["judge"] == "recorded:grounding"
+    assert {k: v for k, v in replayed.items() if k != "judge"} == {
+        k: v for k, v in live.items() if k != "judge"
+    }
+    code, out, err = _cli(["judges", "audit", "--sets", "probe:nothing"])
+    assert code == 2
+    assert "unknown set(s) probe:nothing" in err
