@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from chatledger.core import Chunk, ExtractionRecord
     from chatledger.judge import Judge
     from chatledger.providers import ProviderHub
-    from chatledger.record import JudgeAudit
+    from chatledger.record._judge_audit import JudgeAudit
 
 judges_app = typer.Typer(
     help="Judges: audit each against extractions of known truth (the corruption ladder, "

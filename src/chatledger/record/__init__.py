@@ -31,13 +31,6 @@ from chatledger.record._conversation import (
     Usage,
     WeightSensitivity,
 )
-from chatledger.record._judge_audit import (
-    AuditedSet,
-    AuditMode,
-    Detection,
-    HumanAgreementSummary,
-    JudgeAudit,
-)
 from chatledger.record._read import RunRecord, parse_run_record, read_run_record
 from chatledger.record._structbench import (
     METRICS,
@@ -59,21 +52,16 @@ __all__ = [
     "METRICS",
     "RUN_FILE",
     "SCHEMA_VERSION",
-    "AuditMode",
-    "AuditedSet",
     "CalibrationBin",
     "ConversationRun",
     "DatasetInfo",
     "DepthScores",
-    "Detection",
     "FieldCounts",
     "GoldScores",
-    "HumanAgreementSummary",
     "HumanGold",
     "HumanGoldSample",
     "InputFile",
     "Interval",
-    "JudgeAudit",
     "JudgeInfo",
     "JudgeSummary",
     "LayerSimplex",
