@@ -65,6 +65,13 @@ _KEPT_SUBTYPES = frozenset(
      "bot_message"}
 )  # fmt: skip
 _INTEGRATION_LOGS = "integration_logs.json"
+# A legacy file_share's generated text, and the uploader's comment if there was one.
+_LEGACY_UPLOAD = re.compile(
+    r"<@[A-Z0-9]+(?:\|[^>]*)?> (?:uploaded|shared|posted) a file: <[^>]*>"
+    r"(?: and commented: (?P<comment>.*))?\Z",
+    re.DOTALL,
+)
+_LOG_SLACK = 2  # seconds between a bot_add message and its integration log entry
 # "added an integration to this channel: <https://x.slack.com/services/B0JL6UFSL|github>"
 _SERVICE_LABEL = re.compile(r"<https?://[^|>]*/services/[^|>]*\|([^>]+)>")
 # (metadata file, what its conversations are); the order conversations are read in.
@@ -111,6 +118,12 @@ class SlackReader(ExportReader):
                 f"{missing} Slack user id{'s are' if missing > 1 else ' is'} not in users.json "
                 "and kept as the id (as speaker and in mentions)"
             )
+        bots = len(workspace.unnamed_bots)
+        if bots:
+            context.note(
+                f"{bots} bot{'s' if bots > 1 else ''} with no name in the export (no profile, "
+                "user name or integration log entry) spoken as 'bot' and the bot id"
+            )
 
 
 @dataclass
@@ -137,6 +150,7 @@ class _Workspace:
     channels: dict[str, str]  # channel id → name, for <#C…> links
     infos: list[tuple[_Info, list[str]]]  # each entry and the folder names to look for
     missing: set[str] = field(default_factory=set)
+    unnamed_bots: set[str] = field(default_factory=set)
     _days: dict[str, list[str]] | None = None
     _bots: dict[str, str] | None = None
 
@@ -205,7 +219,8 @@ class _Workspace:
 
     def _bot_index(self) -> dict[str, str]:
         names: dict[str, str] = {}
-        logged: dict[tuple[str, str], str] = {}
+        # (channel as the log writes it: its id or its name) → [(second, service)]
+        logged: dict[str, list[tuple[int, str]]] = {}
         log_file = self.root + _INTEGRATION_LOGS
         if log_file in self.names:
             for entry in _json_list(self.source, log_file):
@@ -214,10 +229,14 @@ class _Workspace:
                 service = _string(entry.get("service_type")) or _string(entry.get("app_type"))
                 if _string(entry.get("bot_id")) and service:
                     names.setdefault(entry["bot_id"], service)
-                if service and entry.get("change_type") == "added":
-                    logged[(_string(entry.get("channel")), str(entry.get("date")))] = service
+                logged_at = _ts(entry.get("date"))
+                if service and entry.get("change_type") == "added" and logged_at is not None:
+                    logged.setdefault(_string(entry.get("channel")), []).append(
+                        (int(logged_at), service)
+                    )
         ids = {name: cid for cid, name in self.channels.items()}
         for folder, files in self.days.items():
+            entries = logged.get(ids.get(folder, ""), []) + logged.get(folder, [])
             for member in files:
                 if b'"bot_add"' not in self.source.read_bytes(member):
                     continue
@@ -225,9 +244,12 @@ class _Workspace:
                     if not isinstance(item, dict) or item.get("subtype") != "bot_add":
                         continue
                     bot = _string(item.get("bot_id"))
-                    second = str(int(float(_ts(item.get("ts")) or 0)))
+                    second = int(_ts(item.get("ts")) or 0)
+                    # The log's entry for the same addition: same channel, within 2 seconds
+                    # (the log and the message are written apart), the nearest.
+                    near = sorted((abs(at - second), at, svc) for at, svc in entries)
                     label = _SERVICE_LABEL.search(_string(item.get("text")))
-                    found = logged.get((ids.get(folder, folder), second)) or (
+                    found = (near[0][2] if near and near[0][0] <= _LOG_SLACK else "") or (
                         label.group(1) if label else ""
                     )
                     if bot and found:
@@ -322,7 +344,15 @@ def _message(
         text = f"[comment on file: {name}] {said}" if name else said
         files: list[str] = []
     else:
-        text = render_text(_string(item.get("text")), workspace)
+        raw = _string(item.get("text"))
+        if subtype == "file_share" and isinstance(item.get("file"), dict):
+            # Legacy: Slack wrote the upload itself as the text ("<@U…> uploaded a file:
+            # <link|name> and commented: …"); the person's words are the comment alone, the
+            # file is its [file: …] line below.
+            upload = _LEGACY_UPLOAD.match(raw)
+            if upload:
+                raw = upload.group("comment") or ""
+        text = render_text(raw, workspace)
         if not text.strip():
             text = _legacy_attachments_text(item.get("attachments"), workspace)
         # Files: "files" (today) or the legacy single "file" of a file_share.
@@ -366,7 +396,14 @@ def _speaker(workspace: _Workspace, item: Mapping[str, Any]) -> str:
             if name:
                 return name
         logged = workspace.bot_name(bot_id) if bot_id else None
-        return logged or user or bot_id or "bot"
+        if logged:
+            return logged
+        if user:
+            return workspace.name(user)
+        if bot_id:
+            workspace.unnamed_bots.add(bot_id)
+            return f"bot {bot_id}"
+        return "bot"
     if user:
         return workspace.name(user)
     return _string(item.get("username")) or "unknown"
@@ -417,11 +454,13 @@ def _legacy_attachments_text(attachments: Any, workspace: _Workspace) -> str:
     for attachment in attachments:
         if not isinstance(attachment, dict):
             continue
-        for key in ("pretext", "text"):
+        for key in ("pretext", "title", "text"):
             value = _string(attachment.get(key))
+            link = _string(attachment.get("title_link")) if key == "title" else ""
             if value:
-                parts.append(render_text(value, workspace))
-        if not any(_string(attachment.get(k)) for k in ("pretext", "text")):
+                shown = render_text(value, workspace)
+                parts.append(f"{shown} ({link})" if link and link not in shown else shown)
+        if not any(_string(attachment.get(k)) for k in ("pretext", "title", "text")):
             fallback = _string(attachment.get("fallback"))
             if fallback:
                 parts.append(render_text(fallback, workspace))
