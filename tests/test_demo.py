@@ -148,8 +148,16 @@ def test_structbench_on_the_recorded_local_models(demo: tuple[Path, dict]) -> No
         d = e["difference"]
         assert d["low"] <= d["high"]
         assert d["estimate"] == pytest.approx(e["strategy"]["estimate"] - e["model"]["estimate"])
+    # Every strategy pair within each model (2 × 10) and the size under each strategy (5).
+    grid = local["grid_pairs"]
+    assert grid["documents"] == 24 and len(grid["pairs"]) == 25
+    kinds = [p["kind"] for p in grid["pairs"]]
+    assert kinds.count("strategy") == 20 and kinds.count("model") == 5
+    for pair in grid["pairs"]:
+        assert pair["decided"] == (pair["low"] > 0 or pair["high"] < 0)
     html = Path(local["report"]).read_text(encoding="utf-8")
     assert "Strategy or model: which moves the scores more?" in html
+    assert "Which differences are decided? Strategy pairs and model size" in html
 
 
 def test_demo_runs_schema_selection_simulated_and_on_the_recorded_model(

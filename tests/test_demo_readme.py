@@ -5,6 +5,7 @@ are asserted here, so neither can drift from the code."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,6 +83,48 @@ def test_readme_structbench_table_is_the_demo_s(demo: DemoResult) -> None:
         rows.append(f"| {strategy} | {cells} |")
     rows.append(f"| (rule baseline, same emails) | {baseline:.3f} |" + " |" * (len(models) - 1))
     check_block("README.md", "demo-structbench", "\n".join(rows))
+
+
+def structbench_pairs_markdown(grid: dict[str, Any]) -> str:
+    """The grid's decisions as the README shows them: per model how many strategy pairs are
+    decided, and the model-size difference under each strategy."""
+    level, power = f"{grid['confidence']:.0%}", f"{grid['power']:.0%}"
+    rows = [
+        f"| comparison (WV, a − b) | difference [{level} interval] | decided at {level}? "
+        f"| emails for {power} power |",
+        "|---|---|---|---|",
+    ]
+    for pair in grid["pairs"]:
+        what = (
+            f"{_short(pair['within'])}: {pair['a']} − {pair['b']}"
+            if pair["kind"] == "strategy"
+            else f"{pair['within']}: {_short(pair['a'])} − {_short(pair['b'])}"
+        )
+        interval = f" [{pair['low']:+.3f}, {pair['high']:+.3f}]" if pair["low"] is not None else ""
+        needed = "—" if pair["documents_needed"] is None else f"≈ {pair['documents_needed']}"
+        decided = "yes" if pair["decided"] else "no"
+        rows.append(f"| {what} | {pair['difference']:+.3f}{interval} | {decided} | {needed} |")
+    return "\n".join(rows)
+
+
+def _short(model: str) -> str:
+    return model.removeprefix("local:").removeprefix("qwen2.5-coder-")
+
+
+def test_readme_structbench_pairs_are_the_demo_s(demo: DemoResult) -> None:
+    local = demo.structbench_local
+    assert local is not None and local["grid_pairs"] is not None
+    grid = local["grid_pairs"]
+    # Shown: the model size under each strategy, and the strategy pairs of the 1.5B (the model
+    # in production); the report has every pair.
+    shown = [
+        p
+        for p in grid["pairs"]
+        if p["kind"] == "model" or p["within"] == "local:qwen2.5-coder-1.5b"
+    ]
+    check_block(
+        "README.md", "demo-structbench-pairs", structbench_pairs_markdown({**grid, "pairs": shown})
+    )
 
 
 def test_the_prose_about_the_demo_holds(demo: DemoResult) -> None:

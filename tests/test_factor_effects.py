@@ -139,13 +139,31 @@ def test_a_structbench_run_with_two_models_and_two_strategies_reports_the_compar
     assert (doc["difference"]["low"], doc["difference"]["high"]) == (0.0, 0.0)
     assert doc["verdict"] == "unclear"
     assert (doc["best_strategy"], doc["worst_model"]) == ("s1", "small")
+    # The grid's pairs on WV (1 for a right answer, 0 for "no JSON here", on every document):
+    # within big s1 − s2 = 0 everywhere (nothing to decide, no sample size shows nothing); within
+    # small s1 − s2 = 1 on every document (decided; with no spread two documents would do);
+    # under s1 big − small = 0, under s2 = 1.
+    grid = run.run.grid_pairs
+    assert grid is not None and (grid.metric, grid.documents, grid.power) == ("WV", 4, 0.8)
+    got = [
+        (p.kind, p.within, p.a, p.b, p.difference, p.decided, p.documents_needed)
+        for p in grid.pairs
+    ]
+    assert got == [
+        ("strategy", "big", "s1", "s2", 0.0, False, None),
+        ("strategy", "small", "s1", "s2", 1.0, True, 2),
+        ("model", "s1", "big", "small", 0.0, False, None),
+        ("model", "s2", "big", "small", 1.0, True, 2),
+    ]
+    assert (grid.pairs[1].low, grid.pairs[1].high) == (1.0, 1.0)
     from chatledger.report import build_structbench_report
 
     html = build_structbench_report(run.out_dir).read_text(encoding="utf-8")
     assert "Strategy or model: which moves the scores more?" in html
     assert "unclear (interval includes 0)" in html
+    assert "Which differences are decided?" in html and html.count(">not decided<") == 2
     # A run with one model has no comparison.
     single = write_structbench_run(
         tmp_path / "one", read_dataset(dataset), files[:2], dataset_path=dataset, n_resamples=0
     )
-    assert single.run.strategy_vs_model is None
+    assert single.run.strategy_vs_model is None and single.run.grid_pairs is None

@@ -117,7 +117,45 @@ def local_structbench_lines(summary: dict[str, Any] | None) -> list[str]:
             f"  {e['metric']}: strategy effect {e['strategy']['estimate']:.3f}, model effect "
             f"{e['model']['estimate']:.3f}, difference {d['estimate']:+.3f}{interval}: {verdict}"
         )
+    grid = summary.get("grid_pairs")
+    if grid:
+        lines.extend(grid_lines(grid))
     return lines
+
+
+def grid_lines(grid: dict[str, Any]) -> list[str]:
+    """Which strategy pairs and model-size differences are decided at the run's level, and
+    how many documents the undecided ones would need."""
+    level = f"{grid['confidence']:.0%}"
+    lines = [f"  {grid['metric']} differences decided at {level} (paired over emails):"]
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for pair in grid["pairs"]:
+        groups.setdefault((pair["kind"], pair["within"]), []).append(pair)
+    models = sorted({w for k, w in groups if k == "strategy"})
+    for model in models:
+        pairs = groups[("strategy", model)]
+        lines.append(f"    strategies within {model}: {_decided(pairs, grid)}")
+    sizes = [p for (kind, _), ps in groups.items() if kind == "model" for p in ps]
+    if sizes:
+        lines.append(f"    model size under each strategy: {_decided(sizes, grid)}")
+    return lines
+
+
+def _decided(pairs: list[dict[str, Any]], grid: dict[str, Any]) -> str:
+    decided = sum(p["decided"] for p in pairs)
+    needed = sorted(
+        p["documents_needed"]
+        for p in pairs
+        if not p["decided"] and p["documents_needed"] is not None
+    )
+    text = f"{decided} of {len(pairs)} decided"
+    if needed:
+        span = f"{needed[0]}" if needed[0] == needed[-1] else f"{needed[0]}–{needed[-1]}"
+        text += (
+            f"; the undecided would need ≈ {span} emails for {grid['power']:.0%} power "
+            f"(have {grid['documents']})"
+        )
+    return text
 
 
 def selection_lines(runs: list[dict[str, Any]]) -> list[str]:

@@ -41,6 +41,7 @@ class LocalStructbench:
                 {"name": m.name} | {k: m.metric(k) for k in METRICS} for m in self.run.models
             ],
             "strategy_vs_model": effects.model_dump(mode="json") if effects else None,
+            "grid_pairs": grid.model_dump(mode="json") if (grid := self.run.grid_pairs) else None,
         }
 
 

@@ -122,6 +122,34 @@ class PairedDifferences(RecordModel):
     pairs: list[PairRow] = Field(default_factory=list)
 
 
+class GridPair(RecordModel):
+    """Two cells of the models × strategies grid, paired over the same documents.
+
+    ``kind`` strategy: two strategies of one model (``within`` names the model); model: two
+    models under one strategy (``within`` names the strategy)."""
+
+    kind: Literal["strategy", "model"]
+    within: str
+    a: str
+    b: str
+    difference: float  # mean metric(a) − metric(b)
+    low: float | None = None
+    high: float | None = None
+    p_value: float | None = None
+    decided: bool = False  # the interval excludes 0
+    # Documents a paired test would need to show this difference with the stated power at the
+    # run's level (the per-document sd of this sample as the pilot); None: no difference.
+    documents_needed: int | None = None
+
+
+class GridPairs(RecordModel):
+    metric: str
+    documents: int
+    confidence: float
+    power: float
+    pairs: list[GridPair] = Field(default_factory=list)
+
+
 class RankProbabilities(RecordModel):
     metric: str
     rows: dict[str, list[float]] = Field(default_factory=dict)
@@ -141,3 +169,4 @@ class StructbenchRun(RunRecordBase):
     paired_differences: PairedDifferences
     rank_probabilities: RankProbabilities
     strategy_vs_model: StrategyVsModel | None = None
+    grid_pairs: GridPairs | None = None

@@ -224,6 +224,7 @@ def structbench_context(files: StructRunFiles) -> dict[str, Any]:
         "depths": sorted({int(d) for r in rows for d in r.by_depth}),
         "by_strategy": run.by_strategy,
         "effects": run.strategy_vs_model,
+        "grid": run.grid_pairs,
         "strategy_colours": strategy_colours,
         "kinds": kinds_present,
         "kind_colours": OUTPUT_KIND_COLOURS,

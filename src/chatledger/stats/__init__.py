@@ -15,7 +15,7 @@ from chatledger.stats._effects import (
     StrategyVsModel,
     factor_effects,
 )
-from chatledger.stats._power import paired_power, units_needed, units_needed_for
+from chatledger.stats._power import DEFAULT_POWER, paired_power, units_needed, units_needed_for
 from chatledger.stats._resample import (
     Resamples,
     bootstrap_sums,
@@ -29,6 +29,7 @@ from chatledger.stats._variance import repeat_variance
 from chatledger.stats._weights import Sensitivity, dirichlet_sensitivity, ranking, simplex_grid
 
 __all__ = [
+    "DEFAULT_POWER",
     "EffectInterval",
     "Interval",
     "MetricEffects",

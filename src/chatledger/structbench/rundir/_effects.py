@@ -3,13 +3,21 @@ strategy or the model moves DOC / MK / MV / WV more; the rule and its caveat are
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
 
-from chatledger.stats import StrategyVsModel, factor_effects
+from chatledger.record import GridPair, GridPairs
+from chatledger.stats import (
+    DEFAULT_POWER,
+    StrategyVsModel,
+    factor_effects,
+    paired_difference,
+    units_needed_for,
+)
 from chatledger.structbench.aggregate import Row
-from chatledger.structbench.rundir._stats import CONFIDENCE, capped_resamples
+from chatledger.structbench.rundir._stats import CONFIDENCE, RANKING_METRIC, capped_resamples
 
 EFFECT_METRICS = ("DOC", "MK", "MV", "WV")
 
@@ -58,4 +66,72 @@ def strategy_vs_model(
         n_resamples=capped_resamples(n_documents, n_resamples),
         seed=seed,
         confidence=CONFIDENCE,
+    )
+
+
+def _pair(
+    kind: str, within: str, a: Row, b: Row, labels: tuple[str, str], *, n_resamples: int, seed: int
+) -> GridPair:
+    metric = RANKING_METRIC.lower()
+    first = np.array([float(getattr(s, metric)) for s in a.scores], dtype=np.float64)
+    second = np.array([float(getattr(s, metric)) for s in b.scores], dtype=np.float64)
+    differences = first - second
+    entry: dict[str, object] = {"kind": kind, "within": within, "a": labels[0], "b": labels[1]}
+    if n_resamples:
+        result = paired_difference(
+            first, second, n_resamples=n_resamples, confidence=CONFIDENCE, seed=seed
+        )
+        entry |= result.to_dict()
+        entry["decided"] = result.low > 0.0 or result.high < 0.0
+    else:
+        entry["difference"] = float(differences.mean())
+    if differences.size >= 2:
+        entry["documents_needed"] = units_needed_for(
+            differences, confidence=CONFIDENCE, power=DEFAULT_POWER
+        )
+    return GridPair.model_validate(entry)
+
+
+def grid_pairs(rows: Sequence[Row], *, n_resamples: int, seed: int) -> GridPairs | None:
+    """Every pair of strategies within each model, and every pair of models under each
+    strategy, on the ranking metric over the same documents: the difference, its paired
+    interval, whether the interval decides it, and how many documents would decide it with 80 %
+    power were the difference real. None without a grid of ≥ 2 models × ≥ 2 strategies."""
+    models, strategies, cells = _grid(rows)
+    if len(strategies) < 2:
+        return None
+    n_documents = len(cells[(models[0], strategies[0])].scores)
+    resamples = capped_resamples(n_documents, n_resamples)
+    pairs = [
+        _pair(
+            "strategy",
+            model,
+            cells[(model, x)],
+            cells[(model, y)],
+            (x, y),
+            n_resamples=resamples,
+            seed=seed,
+        )
+        for model in models
+        for x, y in itertools.combinations(strategies, 2)
+    ]
+    pairs += [
+        _pair(
+            "model",
+            strategy,
+            cells[(x, strategy)],
+            cells[(y, strategy)],
+            (x, y),
+            n_resamples=resamples,
+            seed=seed,
+        )
+        for strategy in strategies
+        for x, y in itertools.combinations(models, 2)
+    ]
+    return GridPairs(
+        metric=RANKING_METRIC,
+        documents=n_documents,
+        confidence=CONFIDENCE,
+        power=DEFAULT_POWER,
+        pairs=pairs,
     )

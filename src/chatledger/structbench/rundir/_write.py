@@ -49,7 +49,7 @@ from chatledger.runs import RUN_LEVEL, ScoreTableWriter
 from chatledger.structbench.aggregate import PredictionFile, Row, ScoredFile, score_files
 from chatledger.structbench.dataset import Document, ValidatorCache
 from chatledger.structbench.rundir._drilldown import DRILLDOWN_PER_ROW, drilldown
-from chatledger.structbench.rundir._effects import strategy_vs_model
+from chatledger.structbench.rundir._effects import grid_pairs, strategy_vs_model
 from chatledger.structbench.rundir._stats import (
     CONFIDENCE,
     RANKING_METRIC,
@@ -179,6 +179,7 @@ def write_structbench_run(
     pairs = paired_differences(names, series, n_resamples=n_resamples, seed=seed)
     ranks = rank_table(names, series, n_resamples=n_resamples, seed=seed)
     effects = strategy_vs_model(rows, n_resamples=n_resamples, seed=seed)
+    grid = grid_pairs(rows, n_resamples=n_resamples, seed=seed)
     compared_at = time.perf_counter()
     with ScoreTableWriter(out / SCORES_FILE) as writer:
         for entry, row in zip(entries, rows, strict=True):
@@ -223,6 +224,7 @@ def write_structbench_run(
         ),
         rank_probabilities=RankProbabilities(metric=RANKING_METRIC, rows=ranks),
         strategy_vs_model=effects,
+        grid_pairs=grid,
         timings={
             "score_s": scored_at - started,  # scoring and the per-row intervals
             "compare_s": compared_at - scored_at,  # micro-F1 intervals, paired differences, ranks
