@@ -36,6 +36,7 @@ from chatledger.extraction import bundled_example, extraction_output_schema, get
 from chatledger.providers import (
     CallSettings,
     Completion,
+    CompletionCache,
     CompletionRequest,
     OpenAIProvider,
     OutputSchema,
@@ -47,6 +48,7 @@ from chatledger.providers._base import WireCall
 from chatledger.providers._cache import KEY_VERSION, EncodedJson
 from chatledger.providers._fastcheck import Unsupported, compile_check
 from chatledger.providers._http import (
+    HttpBodyTooLarge,
     HttpConnectionError,
     HttpPool,
     _sdk_ssl_context,
@@ -387,6 +389,90 @@ def test_a_header_that_could_split_the_request_is_refused() -> None:
 def test_the_template_repr_leaves_the_headers_out() -> None:
     template = build_template("http://127.0.0.1:1/v1", [("authorization", f"Bearer {OPENAI_KEY}")])
     assert OPENAI_KEY not in repr(template)
+
+
+# --- replies bounded (issue 31) -------------------------------------------------------------
+
+LIMIT = 4096
+BIG = b"x" * (LIMIT * 8)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        reply(BIG),
+        reply(
+            b"".join(
+                f"{len(BIG[i : i + 1000]):x}\r\n".encode() + BIG[i : i + 1000] + b"\r\n"
+                for i in range(0, len(BIG), 1000)
+            )
+            + b"0\r\n\r\n",
+            "transfer-encoding: chunked",
+        ),
+        b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n" + BIG,
+        # 32 kB of x in under 100 bytes: a decompressed body is held to the limit too.
+        reply(gzip.compress(BIG), "content-encoding: gzip"),
+    ],
+    ids=["content-length", "chunked", "until-close", "gzip"],
+)
+def test_a_body_over_the_limit_is_cut_off_however_it_is_framed(raw: bytes) -> None:
+    async def go() -> tuple[str, bytes]:
+        server = RawServer(lambda n: [raw, reply(b"{}")][n - 1 : n], close_after=b"1.0" in raw)
+        async with server as url:
+            pool = HttpPool(url, max_body_bytes=LIMIT)
+            with pytest.raises(HttpBodyTooLarge) as cut:
+                await post(pool, url)
+            after = (await post(pool, url)).body  # the pool goes on, on a new connection
+            await pool.aclose()
+        return str(cut.value), bytes(after)
+
+    message, after = run(go())
+    assert "over the 4,096-byte limit: cut off" in message
+    assert after == b"{}"
+
+
+def test_a_body_at_the_limit_is_read() -> None:
+    async def go() -> bytes:
+        server = RawServer(lambda n: [reply(BIG[:LIMIT])])
+        async with server as url:
+            pool = HttpPool(url, max_body_bytes=LIMIT)
+            body = (await post(pool, url)).body
+            await pool.aclose()
+        return bytes(body)
+
+    assert run(go()) == BIG[:LIMIT]
+
+
+def test_a_30_mb_reply_is_cut_within_the_deadline_recorded_invalid_and_not_cached(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    """The 2 MB default against a 30 MB reply sent as fast as the loopback takes it: cut off,
+    not timed out at 2 s (the error says which), asked once (neither retried nor re-asked,
+    though both are allowed), and the cache stays empty. Bodies whose length is not announced
+    are cut as they arrive (the framings above)."""
+    huge = json.dumps(openai_body("y" * 30_000_000)).encode()
+    server.script(OPENAI_PATH, Reply(body=huge))
+    cache = CompletionCache(tmp_path / "calls")
+    chosen = OpenAIProvider(
+        base_url=server.url + "/v1",
+        settings=CallSettings(timeout_s=2.0, max_attempts=3, max_reasks=2),
+        cache=cache,
+    )
+
+    async def go() -> Completion:
+        async with chosen:
+            request = CompletionRequest.from_prompt("openai:gpt-5.2", "q", output_schema=SCHEMA)
+            return await chosen.complete(request)
+
+    done = run(go())
+    assert done.error is not None and done.parsed is None
+    assert f"the reply's body ({len(huge):,} bytes)" in done.error
+    assert "over the 2,000,000-byte limit: cut off" in done.error
+    assert "timed out" not in done.error
+    assert (done.calls, done.cached, done.cost_usd) == (1, False, 0.0)
+    assert server.calls() == 1
+    assert len(cache) == 0
+    cache.close()
 
 
 # --- the provider: lean and SDK alike ----------------------------------------------------------

@@ -93,6 +93,12 @@ class UnreadableReplyError(ProviderError):
         super().__init__(message)
 
 
+class ReplyTooLargeError(UnreadableReplyError):
+    """The reply's body was longer than ``CallSettings.max_reply_bytes``: cut off as it
+    arrived, not retried (it would come back as long), not cached; the completion is an
+    invalid output."""
+
+
 class SchemaRejectedError(ProviderError):
     """The server refused the structured-output mechanism (tool / response_format) itself.
 

@@ -17,7 +17,11 @@ and the body. This module does only that, on an asyncio protocol (about 0.15 ms 
   connection; ``gzip`` / ``deflate`` bodies are decoded (none is asked for);
 - TLS with the same certificate store as the SDKs (``httpx``'s default context);
 - a request abandoned half-way (the caller's deadline, a cancellation) closes its connection,
-  which is never reused.
+  which is never reused;
+- a body longer than the pool's ``max_body_bytes`` (announced by its ``content-length``, or
+  once that many bytes have arrived, or decompressed to more) is cut off:
+  :class:`HttpBodyTooLarge`, the connection closed. A model's reply of megabytes is a server
+  gone wrong; reading it whole would cost its memory and time, and store it in the cache.
 
 What is sent — the URL, and every header (the key, the SDK's own headers, those the
 environment adds through the SDK) — comes from the SDK client itself
@@ -59,6 +63,17 @@ class HttpConnectionError(EnvironmentFault):
         self.replied = replied
 
 
+class HttpBodyTooLarge(HttpConnectionError):
+    """The reply's body is longer than the limit: cut off, not read further."""
+
+    def __init__(self, limit: int, *, announced: int | None = None) -> None:
+        size = f"{announced:,} bytes" if announced is not None else "more"
+        super().__init__(
+            f"the reply's body ({size}) is over the {limit:,}-byte limit: cut off", replied=True
+        )
+        self.limit = limit
+
+
 @dataclass(frozen=True)
 class HttpResponse:
     status: int
@@ -87,7 +102,8 @@ class HttpResponse:
 class _Connection(asyncio.Protocol):
     """One HTTP/1.1 connection: one request at a time, the reply parsed as it arrives."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_body_bytes: int | None = None) -> None:
+        self.max_body_bytes = max_body_bytes
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.idle_since = 0.0
@@ -104,6 +120,7 @@ class _Connection(asyncio.Protocol):
         self._framing = "none"
         self._remaining = 0
         self._chunks: list[bytes] = []
+        self._chunked_bytes = 0
         self._chunk_left = -1  # bytes left of the current chunk (-1: a size line is next)
         self._in_trailers = False
         self._replied = False
@@ -137,6 +154,9 @@ class _Connection(asyncio.Protocol):
         if waiter is None or waiter.done():
             return
         if self._head_done and self._framing == "close":
+            if self.max_body_bytes is not None and len(self._buffer) > self.max_body_bytes:
+                self._fail(HttpBodyTooLarge(self.max_body_bytes))
+                return
             self._finish(bytes(self._buffer))  # the end of the connection ends the body
             return
         self._fail(
@@ -178,10 +198,20 @@ class _Connection(asyncio.Protocol):
         if encoding in ("gzip", "x-gzip", "deflate"):
             try:
                 # wbits 47: gzip or zlib header, detected; raw deflate is tried next.
-                body = zlib.decompress(body, 47)
+                body = self._inflate(body, 47)
+            except HttpBodyTooLarge as exc:
+                self._keep_alive = False
+                if waiter is not None and not waiter.done():
+                    waiter.set_exception(exc)
+                return
             except zlib.error:
                 try:
-                    body = zlib.decompress(body, -15)
+                    body = self._inflate(body, -15)
+                except HttpBodyTooLarge as exc:
+                    self._keep_alive = False
+                    if waiter is not None and not waiter.done():
+                        waiter.set_exception(exc)
+                    return
                 except zlib.error:
                     self._keep_alive = False
                     if waiter is not None and not waiter.done():
@@ -191,6 +221,18 @@ class _Connection(asyncio.Protocol):
                     return
         if waiter is not None and not waiter.done():
             waiter.set_result(HttpResponse(self._status, self._headers, body))
+
+    def _inflate(self, body: bytes, wbits: int) -> bytes:
+        """``body`` decompressed, refused once it passes the limit (a small bomb stays small)."""
+        if self.max_body_bytes is None:
+            return zlib.decompress(body, wbits)
+        inflater = zlib.decompressobj(wbits)
+        out = inflater.decompress(body, self.max_body_bytes + 1)
+        if len(out) > self.max_body_bytes:
+            raise HttpBodyTooLarge(self.max_body_bytes)
+        if not inflater.eof:
+            raise zlib.error("incomplete or truncated stream")
+        return out
 
     def _advance(self) -> None:
         while not self._head_done:
@@ -212,6 +254,9 @@ class _Connection(asyncio.Protocol):
             self._finish(body)
         elif self._framing == "chunked":
             self._read_chunks()
+        elif self._framing == "close":
+            if self.max_body_bytes is not None and len(self._buffer) > self.max_body_bytes:
+                raise HttpBodyTooLarge(self.max_body_bytes)
         elif self._framing == "none":
             if self._buffer:
                 self._keep_alive = False
@@ -252,6 +297,8 @@ class _Connection(asyncio.Protocol):
                 ) from None
             if length < 0:
                 raise HttpConnectionError("the reply's content-length is negative", replied=True)
+            if self.max_body_bytes is not None and length > self.max_body_bytes:
+                raise HttpBodyTooLarge(self.max_body_bytes, announced=length)
             self._framing = "length"
             self._remaining = length
         else:
@@ -296,6 +343,9 @@ class _Connection(asyncio.Protocol):
                     if size == 0:
                         self._in_trailers = True
                         continue
+                    limit = self.max_body_bytes
+                    if limit is not None and self._chunked_bytes + size > limit:
+                        raise HttpBodyTooLarge(limit)
                     self._chunk_left = size
                 end = position + self._chunk_left
                 if len(buffer) < end + 2:
@@ -303,6 +353,7 @@ class _Connection(asyncio.Protocol):
                 if buffer[end : end + 2] != b"\r\n":
                     raise HttpConnectionError("the reply's chunk is malformed", replied=True)
                 self._chunks.append(bytes(buffer[position:end]))
+                self._chunked_bytes += end - position
                 position = end + 2
                 self._chunk_left = -1
         finally:
@@ -318,8 +369,11 @@ class HttpPool:
         *,
         ssl_context: Callable[[], ssl.SSLContext] | None = None,
         keepalive_s: float = KEEPALIVE_S,
+        max_body_bytes: int | None = None,
     ) -> None:
+        """``max_body_bytes``: the longest reply body read (None: no limit)."""
         parts = urlsplit(origin)
+        self.max_body_bytes = max_body_bytes
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) origin: {parts.scheme}://…")
         self.scheme = parts.scheme
@@ -349,7 +403,7 @@ class HttpPool:
         context = self._ssl_context()
         try:
             _, connection = await loop.create_connection(
-                _Connection,
+                lambda: _Connection(self.max_body_bytes),
                 self.host,
                 self.port,
                 ssl=context,
@@ -519,9 +573,17 @@ class SdkRoute:
     """
 
     def __init__(
-        self, sdk: Any, *, models: Any, path: str, options: Mapping[str, Any], lean: bool
+        self,
+        sdk: Any,
+        *,
+        models: Any,
+        path: str,
+        options: Mapping[str, Any],
+        lean: bool,
+        max_body_bytes: int | None = None,
     ) -> None:
         self.sdk = sdk
+        self.max_body_bytes = max_body_bytes
         self._models = models
         self._path = path
         self._options = dict(options)
@@ -553,7 +615,9 @@ class SdkRoute:
             self.sdk_reason = f"the SDK's request builder has changed ({type(exc).__name__})"
             return
         self.template = template
-        self.pool = HttpPool(template.origin, ssl_context=_sdk_ssl_context)
+        self.pool = HttpPool(
+            template.origin, ssl_context=_sdk_ssl_context, max_body_bytes=self.max_body_bytes
+        )
 
     async def post(self, body: bytes) -> HttpResponse:
         assert self.pool is not None and self.template is not None

@@ -31,8 +31,13 @@ from chatledger.providers._base import (
     reported_count,
 )
 from chatledger.providers._clients import LoopBoundClient
-from chatledger.providers._errors import ProviderError, RetryableError
-from chatledger.providers._http import HttpConnectionError, HttpResponse, SdkRoute
+from chatledger.providers._errors import ProviderError, ReplyTooLargeError, RetryableError
+from chatledger.providers._http import (
+    HttpBodyTooLarge,
+    HttpConnectionError,
+    HttpResponse,
+    SdkRoute,
+)
 from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import OPENAI, OPENAI_COMPATIBLE, ModelId
 from chatledger.providers._secrets import read_api_key
@@ -88,6 +93,7 @@ class OpenAIProvider(ManagedProvider):
             path=_PATH,
             options={"timeout": self.settings.timeout_s, "security": {"bearer_auth": True}},
             lean=self.settings.http_client == "lean",
+            max_body_bytes=self.settings.max_reply_bytes,
         )
 
     async def aclose(self) -> None:
@@ -115,6 +121,8 @@ class OpenAIProvider(ManagedProvider):
             payload = self._payload(call, body)
             try:
                 response = await route.post(payload)
+            except HttpBodyTooLarge as exc:
+                raise ReplyTooLargeError(f"{call.model}: {exc}", reason=str(exc)) from None
             except HttpConnectionError:
                 raise RetryableError("connection failed") from None
             if not 300 <= response.status < 400:

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Literal
 
+from chatledger.core import InputError
+
 HttpClient = Literal["lean", "sdk"]
+
+MAX_REPLY_BYTES_ENV = "CHATLEDGER_MAX_REPLY_BYTES"
+DEFAULT_MAX_REPLY_BYTES = 2_000_000
+
+
+def default_max_reply_bytes() -> int | None:
+    """``$CHATLEDGER_MAX_REPLY_BYTES`` (0: no limit) if set, else 2,000,000."""
+    text = os.environ.get(MAX_REPLY_BYTES_ENV, "").strip().replace("_", "")
+    if not text:
+        return DEFAULT_MAX_REPLY_BYTES
+    if not text.isdigit():
+        raise InputError(
+            f"{MAX_REPLY_BYTES_ENV} is a number of bytes (0: no limit), not {text!r}",
+            field=MAX_REPLY_BYTES_ENV,
+        )
+    return int(text) or None
 
 
 @dataclass(frozen=True)
@@ -31,12 +50,19 @@ class CallSettings:
     # chatledger's own keep-alive pool (see providers/_http.py; the SDK still sends it when a
     # proxy applies); "sdk" sends every request through the SDK.
     http_client: HttpClient = "lean"
+    # The longest reply body read (None: no limit). A longer one is cut off as it arrives and
+    # the call recorded as an invalid output, never cached (no model API sends megabytes for
+    # one completion: it is a server gone wrong). Kept on the lean HTTP path (the default);
+    # the SDK path reads what the SDK reads. $CHATLEDGER_MAX_REPLY_BYTES sets the default.
+    max_reply_bytes: int | None = field(default_factory=default_max_reply_bytes)
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0 or self.max_attempts < 1 or self.max_reasks < 0:
             raise ValueError("timeout_s > 0, max_attempts >= 1 and max_reasks >= 0 are required")
         if self.backoff_initial_s < 0 or self.backoff_max_s < 0 or self.max_retry_after_s < 0:
             raise ValueError("back-off and retry-after limits cannot be negative")
+        if self.max_reply_bytes is not None and self.max_reply_bytes < 1024:
+            raise ValueError("max_reply_bytes is at least 1024 (or None: no limit)")
         if self.http_client not in ("lean", "sdk"):
             raise ValueError("http_client is 'lean' or 'sdk'")
 
