@@ -36,7 +36,7 @@ from chatledger.core import (
     prepare_output_dir,
 )
 from chatledger.providers import ProviderHub
-from chatledger.record import InputFile, StageRecord
+from chatledger.record import CalibrationBin, FieldCounts, InputFile, JudgeSummary, StageRecord
 from chatledger.runs._config import LoadedRunConfig
 from chatledger.runs._executors import (
     Executor,
@@ -57,7 +57,15 @@ from chatledger.runs._record import build_record
 from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_composite
 from chatledger.runs._rows import downstream_rows, extraction_rows
 from chatledger.runs._series import build_series
-from chatledger.runs._stages import StageOutput, StageStore, safe_file_name, stage_key
+from chatledger.runs._stages import (
+    ConsumerSummary,
+    DownstreamSummary,
+    ScoreSummary,
+    StageOutput,
+    StageStore,
+    safe_file_name,
+    stage_key,
+)
 from chatledger.runs._stats import ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
 from chatledger.runs._units import (
@@ -305,7 +313,9 @@ class _Run:
                 models.append(summary)
                 series.append(model_series)
                 if "downstream" in outputs:
-                    downstream_out[plan.name] = outputs["downstream"][0].summary
+                    down = outputs["downstream"][0].downstream
+                    if down is not None:
+                        downstream_out[plan.name] = down.model_dump(mode="json")
                 if plan.facts.variance is not None:
                     variance[plan.name] = plan.facts.variance
                 if self.on_progress:
@@ -562,17 +572,20 @@ class _Run:
             fields_per_chunk=fields,
             field_stats=field_stats,
             aggregate=aggregate,
-            summary={
-                "fields": {k: s.score for k, s in summaries.items()},
-                "field_counts": {k: s.counts() for k, s in summaries.items()},
-                "partial_reference": any(r.partial for r in ordered),
-                "components": {k: dict(s.components) for k, s in summaries.items()},
-                "calibration": confidence.reliability if confidence is not None else [],
-                "invalid": report.invalid,
-                "missing": report.missing,
-                "validity": report.validity_rate,
-                "problems": [str(p) for p in report.problems],
-            },
+            score=ScoreSummary(
+                fields={k: s.score for k, s in summaries.items()},
+                field_counts={k: FieldCounts(**s.counts()) for k, s in summaries.items()},
+                partial_reference=any(r.partial for r in ordered),
+                components={k: dict(s.components) for k, s in summaries.items()},
+                calibration=[
+                    CalibrationBin(**b)
+                    for b in (confidence.reliability if confidence is not None else [])
+                ],
+                invalid=report.invalid,
+                missing=report.missing,
+                validity=report.validity_rate,
+                problems=[str(p) for p in report.problems],
+            ),
         )
         return output, rows
 
@@ -614,7 +627,7 @@ class _Run:
             key=plan.keys["judge"],
             layer_score=judged.composite,
             per_chunk=per_chunk,
-            summary=judged.to_dict(),
+            judge=JudgeSummary(**judged.to_dict()),
             lines=judgement_lines(plan.name, names, usable, verdicts),
         )
         return output, rows
@@ -643,15 +656,20 @@ class _Run:
             covered,
         )
         rows = downstream_rows(plan.name, report)  # no composite row when there is none
-        data = report.to_dict()
-        data["skipped"] = {name: list(missing) for name, missing in report.skipped.items()}
+        summary = DownstreamSummary(
+            consumers={
+                name: ConsumerSummary(**c.to_dict()) for name, c in report.consumers.items()
+            },
+            downstream_composite=report.downstream_composite,
+            skipped={name: list(missing) for name, missing in report.skipped.items()},
+        )
         output = StageOutput(
             stage="downstream",
             model=plan.name,
             key=plan.keys["downstream"],
             layer_score=report.downstream_composite,
             per_chunk=[agreement[c] for c in index.conversations],
-            summary=data,
+            downstream=summary,
             conversation_counts={c: counts[c] for c in dict.fromkeys(index.conversations)},
         )
         return output, rows
@@ -668,26 +686,24 @@ class _Run:
         layers: dict[str, float] = {}
         rows: list[Row] = []
         fields: dict[str, float] = {}
-        field_counts: dict[str, dict[str, Any]] = {}
+        field_counts: dict[str, FieldCounts] = {}
         aggregate = "macro"
         components: dict[str, dict[str, float]] = {}
-        calibration: list[dict[str, float]] = []
+        calibration: list[CalibrationBin] = []
         problems = [str(p) for p in facts.file_problems]
         invalid, missing = facts.invalid_count, facts.missing
         validity = (n - invalid - missing) / n if n else 0.0
         if "extraction" in outputs:
             output, extraction = outputs["extraction"]
             rows += extraction
-            summary = output.summary
-            layers["extraction"] = _float(output.layer_score)
-            fields = _floats(summary["fields"])
-            components = {k: _floats(v) for k, v in _mapping(summary["components"]).items()}
-            calibration = [_floats(b) for b in _list(summary["calibration"])]
-            invalid, missing = _int(summary["invalid"]), _int(summary["missing"])
-            validity = _float(summary["validity"])
-            problems = [str(p) for p in _list(summary["problems"])]
-            field_counts = {k: _mapping(v) for k, v in _mapping(summary["field_counts"]).items()}
-            self.reference_partial |= summary.get("partial_reference") is True
+            score = output.score
+            if score is None or output.layer_score is None:
+                raise InputError(f"stage score of {plan.name}: no summary (a damaged stage file)")
+            layers["extraction"] = output.layer_score
+            fields, components, calibration = score.fields, score.components, score.calibration
+            invalid, missing, validity = score.invalid, score.missing, score.validity
+            problems, field_counts = score.problems, score.field_counts
+            self.reference_partial |= score.partial_reference
             aggregate = output.aggregate or "macro"
         consumers: dict[str, float] = {}
         if "downstream" in outputs:
@@ -695,16 +711,14 @@ class _Run:
             rows += down
             if output.layer_score is not None:
                 layers["downstream"] = output.layer_score
-            consumers = {
-                k: _float(_mapping(v)["agreement"])
-                for k, v in _mapping(output.summary["consumers"]).items()
-            }
-        judge: dict[str, Any] = {}
+            if output.downstream is not None:
+                consumers = {k: c.agreement for k, c in output.downstream.consumers.items()}
+        judge: JudgeSummary | None = None
         if "judge" in outputs:
             output, judged = outputs["judge"]
             rows += judged
-            layers["judge"] = _float(output.layer_score)
-            judge = dict(output.summary)
+            judge = output.judge
+            layers["judge"] = output.layer_score if output.layer_score is not None else 0.0
         model_series = build_series(
             plan.name,
             {layer: output for layer, (output, _) in outputs.items()},
@@ -758,28 +772,6 @@ class _Run:
 
 def _str(path: Path | None) -> str | None:
     return str(path) if path is not None else None
-
-
-def _float(value: Any) -> float:
-    return float(value) if value is not None else 0.0
-
-
-def _int(value: Any) -> int:
-    return int(value)
-
-
-def _floats(value: Any) -> dict[str, float]:
-    return {str(k): float(v) for k, v in _mapping(value).items()}
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    assert isinstance(value, dict)
-    return value
-
-
-def _list(value: Any) -> list[Any]:
-    assert isinstance(value, list)
-    return value
 
 
 def _peak_memory_mb() -> float:

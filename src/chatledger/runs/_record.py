@@ -20,14 +20,32 @@ from chatledger.record import (
 )
 from chatledger.runs._config import LoadedRunConfig
 from chatledger.runs._results import ModelSummary, RunResult
+from chatledger.scoring import DegenerateOutputs
 
 
-def _model_result(summary: ModelSummary, configured: str | None) -> ModelResult:
-    data = summary.to_dict()
-    data["judge"] = data["judge"] or None
-    data["degenerate"] = data["degenerate"] or None
-    data["configured_file"] = configured
-    return ModelResult.model_validate(data)
+def _model_result(m: ModelSummary, configured: str | None) -> ModelResult:
+    return ModelResult(
+        name=m.name,
+        file=m.file,
+        configured_file=configured,
+        overall=m.overall,
+        layers=m.layers,
+        layer_weights_used=m.layer_weights_used,
+        fields=m.fields,
+        consumers=m.consumers,
+        chunks=m.chunks,
+        invalid=m.invalid,
+        missing=m.missing,
+        validity_rate=m.validity_rate,
+        usage=Usage(**m.usage),
+        judge=m.judge,
+        calibration=m.calibration,
+        field_components=m.field_components,
+        degenerate=DegenerateOutputs(**m.degenerate) if m.degenerate else None,
+        problems=m.problems,
+        field_counts=m.field_counts,
+        aggregate="micro" if m.aggregate == "micro" else "macro",
+    )
 
 
 def build_record(

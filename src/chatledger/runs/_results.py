@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chatledger.core import InputError
-from chatledger.record import ConversationRun
+from chatledger.record import CalibrationBin, ConversationRun, FieldCounts, JudgeSummary
 
 
 @dataclass
@@ -27,13 +27,13 @@ class ModelSummary:
     validity_rate: float
     usage: dict[str, float]
     problems: list[str] = field(default_factory=list)
-    judge: dict[str, Any] = field(default_factory=dict)
-    calibration: list[dict[str, float]] = field(default_factory=list)
+    judge: JudgeSummary | None = None
+    calibration: list[CalibrationBin] = field(default_factory=list)
     field_components: dict[str, dict[str, float]] = field(default_factory=dict)
     # Repeated items, replies cut by max_tokens, fields left empty (score.DegenerateOutputs).
     degenerate: dict[str, Any] = field(default_factory=dict)
     # Per field: matched / reference / predicted items, both-empty chunks, macro and micro.
-    field_counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    field_counts: dict[str, FieldCounts] = field(default_factory=dict)
     aggregate: str = "macro"  # the per-field figure the extraction composite used
 
     def to_dict(self) -> dict[str, Any]:
@@ -50,11 +50,11 @@ class ModelSummary:
             "missing": self.missing,
             "validity_rate": self.validity_rate,
             "usage": self.usage,
-            "judge": self.judge,
-            "calibration": self.calibration,
+            "judge": self.judge.model_dump(mode="json") if self.judge is not None else {},
+            "calibration": [b.model_dump(mode="json") for b in self.calibration],
             "field_components": self.field_components,
             "degenerate": self.degenerate,
-            "field_counts": self.field_counts,
+            "field_counts": {k: c.model_dump(mode="json") for k, c in self.field_counts.items()},
             "aggregate": self.aggregate,
             "problems": self.problems,
         }

@@ -20,13 +20,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from chatledger.core import atomic_path, atomic_write_text, file_sha256
+from chatledger.record import CalibrationBin, FieldCounts, JudgeSummary
 from chatledger.runs._tables import Row, rows_table, score_schema
 
 STAGES_DIR = "stages"
 # The layout of a stored StageOutput. A stage stored in another layout is recomputed, not
 # reused (version 2: the downstream stage keeps each conversation's consumer counts;
-# version 3: pair terms count by the matched share, issue 27).
-STAGE_VERSION = 3
+# version 3: pair terms count by the matched share, issue 27; version 4: typed summaries).
+STAGE_VERSION = 4
 
 
 def stage_key(stage: str, files: Sequence[Path | str], settings: JsonValue) -> str:
@@ -63,13 +64,56 @@ class StageFigures(BaseModel):
     conversation_counts: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
 
 
+class ScoreSummary(BaseModel):
+    """Layer 1 of one model in the shapes ``run.json`` keeps (``record.ModelResult``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fields: dict[str, float]
+    field_counts: dict[str, FieldCounts]
+    partial_reference: bool = False  # the reference covers only some fields (human gold)
+    components: dict[str, dict[str, float]]
+    calibration: list[CalibrationBin]
+    invalid: int
+    missing: int
+    validity: float
+    problems: list[str]
+
+
+class ConsumerSummary(BaseModel):
+    """One consumer's agreement as ``downstream.json`` keeps it; the consumer's own details
+    (precision, recall, matched events …) are kept beside, as it names them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    agreement: float
+    weight: float
+    counts: dict[str, float] = Field(default_factory=dict)
+    missed: list[JsonValue] = Field(default_factory=list)
+    invented: list[JsonValue] = Field(default_factory=list)
+
+
+class DownstreamSummary(BaseModel):
+    """Layer 3 of one model: the consumers that ran, those skipped and why (the fields the
+    reference lacks), and the composite (None when no weighed consumer ran)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    consumers: dict[str, ConsumerSummary]
+    downstream_composite: float | None
+    skipped: dict[str, list[str]] = Field(default_factory=dict)
+
+
 class StageOutput(StageFigures):
-    """What a stage of one model produced, besides its score rows."""
+    """What a stage of one model produced, besides its score rows: the summary of its stage
+    (``score``, ``judge`` or ``downstream``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     fields_per_chunk: dict[str, list[float | None]] = Field(default_factory=dict)
-    summary: dict[str, JsonValue] = Field(default_factory=dict)
+    score: ScoreSummary | None = None
+    judge: JudgeSummary | None = None
+    downstream: DownstreamSummary | None = None
     lines: list[str] = Field(default_factory=list)  # judgements.jsonl lines (judge stage)
     seconds: float = 0.0
     units: int = 0
