@@ -7,7 +7,9 @@ reads the export (writing no chunks) and offers two kinds of candidates —
 
 * **capitalised** words written with a capital in the middle of a sentence and never in lower
   case anywhere in the export (``Priya``, ``Hamza``; a word such as "Will" that also appears as
-  "will" is left out), and not a day or month name;
+  "will" is left out), and not a day or month name; at the start of a sentence, where every
+  word is capitalised, only those that are not dictionary words either (``Sammy``, ``Priyas``);
+  a possessive is its name (``Priya's``, ``Priya’s`` → ``Priya``);
 * **not dictionary words**: lower-case words of four letters or more that occur at least twice and
   are not in Webster's dictionary (the ``english-words`` package's web2 list), such as a handle
   written in text (``hfaran``), and any ``@mention``;
@@ -37,6 +39,7 @@ _CALENDAR = frozenset(
     for w in (*calendar.day_name, *calendar.day_abbr, *calendar.month_name, *calendar.month_abbr)
     if w
 )
+_POSSESSIVE = re.compile(r"['’]s?$")
 _MIN_LOWER = 4
 _MIN_COUNT = 2
 
@@ -45,7 +48,8 @@ _MIN_COUNT = 2
 class NameCandidate:
     text: str
     count: int
-    why: str  # "capitalised" | "not a dictionary word" | "@mention"
+    # "capitalised" | "capitalised, not a dictionary word" | "not a dictionary word" | "@mention"
+    why: str
     example: str
 
 
@@ -68,12 +72,13 @@ def name_candidates(
     mid_capital: Counter[str] = Counter()
     lower: Counter[str] = Counter()
     mentions: Counter[str] = Counter()
+    opening: Counter[str] = Counter()  # capitalised at the start of a sentence
     lower_seen: set[str] = set()
     examples: dict[str, str] = {}
     for text in texts:
         text = _SKIP.sub(" ", text)
         for match in _WORD.finditer(text):
-            word = match.group("word")
+            word = _POSSESSIVE.sub("", match.group("word")) or match.group("word")
             key = word.casefold()
             if key in known_words:
                 continue
@@ -83,8 +88,8 @@ def name_candidates(
                 lower_seen.add(key)
                 if len(word) >= _MIN_LOWER and word.isalpha():
                     lower[word] += 1
-            elif word[0].isupper() and not word.isupper() and not _starts_sentence(text, match):
-                mid_capital[word] += 1
+            elif word[0].isupper() and not word.isupper():
+                (opening if _starts_sentence(text, match) else mid_capital)[word] += 1
             else:
                 continue
             examples.setdefault(word, _around(text, match.start(), match.end()))
@@ -94,9 +99,18 @@ def name_candidates(
     for word, count in mid_capital.items():
         key = word.casefold()
         if key not in lower_seen and key not in _CALENDAR and word not in mentions:
+            count += opening.get(word, 0)
             found.append(NameCandidate(word, count, "capitalised", examples[word]))
+    words = _dictionary() if lower or opening else frozenset()
+    for word, count in opening.items():
+        key = word.casefold()
+        if word in mid_capital or word in mentions:
+            continue
+        if key not in lower_seen and key not in _CALENDAR and key not in words:
+            found.append(
+                NameCandidate(word, count, "capitalised, not a dictionary word", examples[word])
+            )
     if lower:
-        words = _dictionary()
         for word, count in lower.items():
             if count >= _MIN_COUNT and word not in words and word not in mentions:
                 found.append(NameCandidate(word, count, "not a dictionary word", examples[word]))

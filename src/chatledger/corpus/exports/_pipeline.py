@@ -209,7 +209,7 @@ def import_chat_export(
                     f"the pseudonym map an earlier import left beside the chunks was moved to "
                     f"{map_path}, so sharing {out} does not share it"
                 )
-            elif map_path.parent.resolve() == out.resolve():
+            elif map_path.resolve().is_relative_to(out.resolve()):
                 context.note(
                     f"the pseudonym map is beside the chunks ({map_path}): do not share {out} "
                     "as it is — the map undoes every pseudonym"

@@ -8,10 +8,13 @@ model, and back into an extraction afterwards.
   person's pseudonym even when nobody speaks under them), never from guessing at words. In
   message text every variant is replaced: the full name, each part of it of three letters or
   more (``Samuel``, ``Ruiz-García``, ``Ruiz``, ``García``), each without its accents
-  (``Garcia``), in any letter case (``SAMUEL``, ``samuel``), and with a possessive after it
-  (``Priya's``, ``Priya’s``, ``Priyas``). A part that is also a common English word (``Will``,
-  ``Mark``, ``Rose`` …, :data:`COMMON_WORDS`) is replaced where it is capitalised or in capitals,
-  not in lower case ("I will"). A part two people share becomes ``[NAME-n]``.
+  (``Garcia``) and with its apostrophes in either form or none (``O’Neil``, ``ONeil``), in any
+  letter case (``SAMUEL``, ``samuel``), and with a possessive after it (``Priya's``,
+  ``Priya’s``, ``Priyas``). A two-letter part (``Li``, ``Wu``) is replaced where capitalised or
+  in capitals, unless it is a two-letter English word (``No``, ``Us``). A part that is also a
+  common English word (``Will``, ``Mark``, ``Rose`` …, :data:`COMMON_WORDS`) is replaced where
+  it is capitalised or in capitals, not in lower case ("I will"). A part two people share
+  becomes ``[NAME-n]``.
 * **Numbers**: IBANs → ``[IBAN-n]`` (``schwifty`` decides what is an IBAN: a country's length
   and structure; a wrong check digit — a typo of a real one — still counts); card numbers
   (13–19 digits passing the Luhn check) → ``[CARD-n]``; a number after "account", "acct",
@@ -94,14 +97,16 @@ _POSTCODE = re.compile(
     r"|\b[0-9]{5}(?= [A-ZÄÖÜÉ][a-zäöüßéèàç]+)"  # 10115 Berlin, 75001 Paris, 28013 Madrid
 )
 _STREET_WORDS = (
-    "Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|Way|Close|Place|Pl|Court|Ct|Boulevard|Blvd"
-    "|Terrace|Crescent|Cres|Square|Sq|Gardens|Gdns|Hill|Row|Mews|Walk|Parade|Grove|Highway|Hwy"
-    "|Parkway|Pkwy|Circle|Cir|Trail|Plaza|Green|Park|Rise|View|Wharf|Yard"
+    "Street|Road|Avenue|Lane|Drive|Way|Close|Place|Court|Boulevard|Terrace|Crescent|Square"
+    "|Gardens|Hill|Row|Mews|Walk|Parade|Grove|Highway|Parkway|Circle|Trail|Plaza|Green|Park"
+    "|Rise|View|Wharf|Yard"
 )
+# Abbreviations, which may take a full stop ("Baker St."); a full word's stop ends the sentence.
+_STREET_ABBREVIATIONS = "St|Rd|Ave|Ln|Dr|Pl|Ct|Blvd|Cres|Sq|Gdns|Hwy|Pkwy|Cir"
 _ADDRESS = re.compile(
     # 221B Baker Street, 14 Hill Lane, 1600 Pennsylvania Avenue NW (then Flat/Apt/Unit n)
     rf"\b[0-9]{{1,5}}[A-Za-z]?(?:[-/][0-9]{{1,4}})?,? (?:[A-Z][\w'’.-]* ){{1,4}}"
-    rf"(?:{_STREET_WORDS})\b\.?(?: (?:NW|NE|SW|SE|N|S|E|W)\b)?"
+    rf"(?:(?:{_STREET_WORDS})\b|(?:{_STREET_ABBREVIATIONS})\b\.?)(?: (?:NW|NE|SW|SE|N|S|E|W)\b)?"
     r"(?:,? (?:Flat|Apt\.?|Apartment|Unit|Suite) ?[0-9A-Za-z]{1,4}\b)?"
     # Hauptstraße 5, Hauptstr. 5a, Am Lindenweg 12, Marktplatz 3
     r"|\b(?:(?:Am|An der|Auf dem|Im|In der|Zum|Zur) )?[A-ZÄÖÜ][\wäöüß-]*"
@@ -116,6 +121,14 @@ _ADDRESS = re.compile(
     r"|quai|cours) (?:(?:de la|de|du|des|d['’]|l['’]) ?)?[A-ZÀ-Ý][\w'’-]*"
 )
 _MIN_PART = 3
+# Two-letter words a two-letter name part must not be taken for, even capitalised ("No.", "Us").
+_TWO_LETTER_WORDS = frozenset(
+    """
+    ad ah am an as at aw ax be by do eh em en er ex go ha he hi hm ho id if in is it la lo ma
+    me mm mr ms mu my no nu of oh ok on op or ow ox oy pa pi re so st to uh um up us vs we ya ye
+    yo tv pm uk eu un dr pc ad ai ok
+    """.split()
+)
 _PART = re.compile(r"[^\W\d_][\w'’]*(?:-[^\W\d_][\w'’]*)*")
 # Name parts that are also everyday English words: replaced where capitalised or in capitals
 # ("Will said"), not in lower case ("I will"), where they are far more often the word.
@@ -258,9 +271,15 @@ class Pseudonymiser:
         variant (case-folded) stands for."""
         spelled: dict[str, set[str]] = {}  # variant → the names it belongs to
 
+        short: set[str] = set()  # two-letter parts: replaced where capitalised, like a word
+
         def add(variant: str, owner: str) -> None:
+            # As written, without accents, and with its apostrophes in either form or none
+            # (O'Neil, O’Neil, ONeil).
             for form in {variant, fold(variant)}:
-                spelled.setdefault(form.casefold(), set()).add(owner)
+                for spelling in {form, form.replace("'", "’"), form.replace("’", "'"),
+                                 re.sub("['’]", "", form)}:  # fmt: skip
+                    spelled.setdefault(spelling.casefold(), set()).add(owner)
 
         written = {name: name for name in self.map.names}
         written.update(self.aliases)  # an alias is written as itself, meaning its person
@@ -271,10 +290,17 @@ class Pseudonymiser:
             for token in _PART.findall(shown):
                 pieces = [token, *token.split("-")] if "-" in token else [token]
                 for piece in pieces:
-                    if sum(ch.isalpha() for ch in piece) >= _MIN_PART and piece != shown:
+                    letters = sum(ch.isalpha() for ch in piece)
+                    if piece == shown:
+                        continue
+                    if letters >= _MIN_PART:
                         add(piece, owner)
+                    elif letters == 2 and piece.casefold() not in _TWO_LETTER_WORDS:
+                        add(piece, owner)  # Li, Wu, Ng, Jo: not "no", "us", "am"
+                        short.add(piece.casefold())
         variants = {
-            key: _Variant(frozenset(owners), key in COMMON_WORDS) for key, owners in spelled.items()
+            key: _Variant(frozenset(owners), key in COMMON_WORDS or key in short)
+            for key, owners in spelled.items()
         }
         # A variant that is a whole name of one person and a part of another's stays that
         # person's (an alias "Sam" means its person even if "Sam Lee" also exists).
