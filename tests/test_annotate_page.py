@@ -18,11 +18,13 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -306,3 +308,151 @@ def test_annotating_in_chromium(server: Server) -> None:
     assert json.loads(server.gold.read_text(encoding="utf-8").splitlines()[1])["covers"] == [
         "claims"
     ]
+
+
+# --- concurrency and hostile input (issue 31) --------------------------------------------------
+
+
+def put(server: Server, state: Any, index: int = 0) -> httpx.Response:
+    return httpx.put(server.api(f"/api/chunks/{index}"), headers=server.headers, json=state)
+
+
+def test_a_save_from_an_older_revision_is_refused_with_the_saved_state(server: Server) -> None:
+    view = httpx.get(server.api("/api/chunks/0"), headers=server.headers).json()
+    first, second = view["state"], json.loads(json.dumps(view["state"]))  # two tabs, one load
+    assert first["revision"] == 0
+    first["fields"]["claims"]["reviewed"] = True
+    saved = put(server, first)
+    assert saved.status_code == 200 and saved.json()["revision"] == 1
+    second["fields"]["topics"]["reviewed"] = True
+    stale = put(server, second)
+    assert stale.status_code == 409
+    body = stale.json()
+    assert "chunk 1 was saved elsewhere (another tab or window)" in body["error"]
+    assert body["current"]["revision"] == 1 and body["current"]["fields"]["claims"]["reviewed"]
+    # Nothing of the stale save was written; saved again from the current revision, it lands.
+    assert json.loads(server.gold.read_text(encoding="utf-8"))["covers"] == ["claims"]
+    second["revision"] = 1
+    assert put(server, second).json()["revision"] == 2
+
+
+def test_hostile_saves_are_refused_in_one_line_and_the_server_goes_on(server: Server) -> None:
+    # 100 MB announced: refused before it is read (413), streamed without a length: refused
+    # once past the limit. Neither is read into memory whole.
+    with socket.create_connection(("127.0.0.1", server.port)) as raw:
+        raw.sendall(
+            (
+                f"PUT /api/chunks/0 HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                f"X-ChatLedger-Token: {server.token}\r\ncontent-type: application/json\r\n"
+                f"content-length: {100_000_000}\r\n\r\n"
+            ).encode()
+            + b"{" * 65536
+        )
+        assert raw.recv(65536).startswith(b"HTTP/1.1 413 ")
+
+    def hundred_megabytes() -> Iterator[bytes]:
+        for _ in range(100):
+            yield b" " * 1_000_000
+
+    try:
+        streamed = httpx.put(
+            server.api("/api/chunks/0"), headers=server.headers, content=hundred_megabytes()
+        )
+        assert streamed.status_code == 413
+        assert streamed.json()["error"] == "the save is over 1,000,000 bytes"
+    except httpx.WriteError:
+        pass  # the server answered 413 and closed before the client had sent it all
+    # 200,000 brackets deep: 400, no traceback.
+    deep = httpx.put(server.api("/api/chunks/0"), headers=server.headers, content=b"[" * 200_000)
+    assert deep.status_code == 400 and "nests deeper than 32" in deep.json()["error"]
+    deep = httpx.put(
+        server.api("/api/chunks/0"),
+        headers=server.headers,
+        content=b"[" * 200 + b"]" * 200,
+    )
+    assert deep.status_code == 400
+    # Prefill indices: a negative or a repeated deleted index is refused.
+    state = httpx.get(server.api("/api/chunks/0"), headers=server.headers).json()["state"]
+    for deleted in ([-1], [1, 1]):
+        state["fields"]["claims"]["deleted"] = deleted
+        state["fields"]["claims"]["items"] = state["fields"]["claims"]["items"][:1]
+        refused = put(server, state)
+        assert refused.status_code == 422, deleted
+    assert server.gold.read_text(encoding="utf-8") == ""
+    # The server is still there, and the one line on its stderr is none.
+    assert httpx.get(server.api("/api/session"), headers=server.headers).status_code == 200
+    server.stop()
+    assert "Traceback" not in server.process.stderr.read()  # type: ignore[union-attr]
+
+
+def test_ctrl_c_exits_130_and_stale_part_files_are_removed(folder: Path) -> None:
+    left = [folder / ".gold.jsonl.k2j3.part", folder / ".gold.jsonl.journal.x9.part"]
+    for part in left:
+        part.write_text('{"torn', encoding="utf-8")
+    kept = folder / ".other.jsonl.a1.part"  # not the session's: left alone
+    kept.write_text("x", encoding="utf-8")
+    running = Server(folder)
+    assert not any(part.exists() for part in left) and kept.exists()
+    running.stop(signal.SIGINT)
+    assert running.process.returncode == 130
+    err = running.process.stderr.read()  # type: ignore[union-attr]
+    assert "annotation stopped: 0 of 2 chunks done" in err and "Traceback" not in err
+
+
+@browser_only
+def test_two_tabs_the_stale_save_is_refused_shown_and_merged(server: Server) -> None:
+    from playwright.sync_api import Page, sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        tabs: list[Page] = []
+        for _ in range(2):
+            tab = context.new_page()
+            tab.on("pageerror", lambda e: errors.append(str(e)))
+            tab.goto(server.url)
+            tab.wait_for_selector("body[data-ready='1']")
+            tabs.append(tab)
+        first, second = tabs
+
+        def status(tab: Page, start: str) -> None:
+            tab.wait_for_function(
+                "(start) => document.getElementById('status').textContent.startsWith(start)",
+                arg=start,
+            )
+
+        # The first tab changes an action item's owner and saves.
+        first.select_option(
+            '.item[data-field="action_items"][data-index="0"] .prop[data-prop="owner"] select',
+            "Cleo Park",
+        )
+        status(first, "saved")
+        # The second tab, loaded before that save, deletes a claim: refused, and shown.
+        claim = '.item[data-field="claims"][data-index="{}"]'
+        second.click(claim.format(1) + " [data-action=delete]")
+        status(second, "not saved: changed in another tab")
+        conflict = second.locator("#conflict")
+        assert conflict.is_visible()
+        text = conflict.inner_text()
+        assert "saved in another tab or window" in text
+        assert "There: action items changed. Here: claims changed." in text
+        # The claim left alone in the reviewed field reads as what the gold records.
+        assert second.get_attribute(claim.format(0), "data-status") == "accepted"
+        # Merge: the other tab's owner and this tab's deletion, both kept.
+        second.click("#conflict [data-action=merge]")
+        status(second, "saved")
+        assert not conflict.is_visible()
+        owner = second.locator(
+            '.item[data-field="action_items"][data-index="0"] .prop[data-prop="owner"] select'
+        )
+        assert owner.input_value() == "Cleo Park"
+        browser.close()
+    assert errors == []
+    line = GoldLine.model_validate_json(server.gold.read_text(encoding="utf-8"))
+    assert line.covers == ["action_items", "claims"]
+    assert [d.decision for d in line.annotation.decisions["claims"]] == ["accepted", "deleted"]
+    assert line.extraction.action_items[0].owner == "Cleo Park"

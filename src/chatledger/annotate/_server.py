@@ -7,6 +7,10 @@ reach it through a DNS name that resolves to 127.0.0.1). The page is one HTML do
 script and style inline under a per-response nonce (``Content-Security-Policy`` allows nothing
 else: no external asset, no inline handler, no eval); it renders every text from the chats
 through ``textContent``, never as markup.
+
+A save is bounded before it is read: a body over ``MAX_BODY_BYTES`` is refused with 413 (read
+no further), JSON nested deeper than ``MAX_DEPTH`` with 400, and a save made from an older
+revision of the chunk than the saved one with 409 and the saved state (the page shows both).
 """
 
 from __future__ import annotations
@@ -20,11 +24,33 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from chatledger.annotate._session import AnnotationSession
+from chatledger.annotate._session import AnnotationSession, StaleSaveError
 from chatledger.core import ChatLedgerError, require_extra
 
 TOKEN_HEADER = "X-ChatLedger-Token"
 LOOPBACK = "127.0.0.1"
+# A chunk's whole state is a few kB to a few hundred (a long chunk's every item edited); a
+# megabyte is far past any of it.
+MAX_BODY_BYTES = 1_000_000
+# The deepest a state nests is 8 (fields → items → value → turning points → …).
+MAX_DEPTH = 32
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests containers deeper than ``limit`` (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 @cache
@@ -113,18 +139,52 @@ def build_app(session: AnnotationSession, token: str, port: int) -> Any:
         except ChatLedgerError as exc:
             return JSONResponse({"error": str(exc)}, status_code=404)
 
+    async def bounded_body(request: Request) -> bytes | None:
+        """The request's body, or None once it is longer than MAX_BODY_BYTES (not read on)."""
+        announced = request.headers.get("content-length", "")
+        if announced.isdigit() and int(announced) > MAX_BODY_BYTES:
+            return None
+        body = bytearray()
+        async for piece in request.stream():
+            body += piece
+            if len(body) > MAX_BODY_BYTES:
+                return None
+        return bytes(body)
+
     async def save(request: Request) -> Response:
+        raw = await bounded_body(request)
+        if raw is None:
+            return JSONResponse(
+                {"error": f"the save is over {MAX_BODY_BYTES:,} bytes"},
+                status_code=413,
+                headers={"Connection": "close"},
+            )
         try:
-            data = json.loads(await request.body())
+            data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return JSONResponse({"error": "the body is not JSON"}, status_code=400)
+        except RecursionError:
+            data = None
+            deep = True
+        else:
+            deep = too_deep(data)
+        if deep:
+            return JSONResponse(
+                {"error": f"the body nests deeper than {MAX_DEPTH} levels"}, status_code=400
+            )
         async with lock:  # one writer: saves land in the journal in the order they came
             try:
                 result = session.save(_index(request), data)
+            except StaleSaveError as exc:
+                return JSONResponse(
+                    {"error": str(exc), "current": exc.current.model_dump(mode="json")},
+                    status_code=409,
+                )
             except ChatLedgerError as exc:
                 return JSONResponse({"error": str(exc)}, status_code=422)
         return JSONResponse(
             {
+                "revision": result.state.revision,
                 "saved": result.state.updated_at,
                 "covers": result.covers,
                 "problems": [p.model_dump(mode="json") for p in result.problems],
@@ -191,3 +251,7 @@ def serve(
         asyncio.run(run())
     finally:
         sock.close()
+    # uvicorn handles SIGINT and SIGTERM itself and returns: the command still says it was
+    # interrupted (exit 130, as every command does).
+    if server.should_exit:
+        raise KeyboardInterrupt

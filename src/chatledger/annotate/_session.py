@@ -41,6 +41,15 @@ from chatledger.core import (
 )
 
 
+class StaleSaveError(InputError):
+    """The page edited an older revision of the chunk than the one saved: refused (409), with
+    the saved state, so the page can show both and let the person choose."""
+
+    def __init__(self, message: str, current: ChunkState) -> None:
+        super().__init__(message)
+        self.current = current
+
+
 @dataclass
 class SaveResult:
     state: ChunkState
@@ -223,6 +232,15 @@ class AnnotationSession:
         if state.chunk_id != chunk.chunk_id:
             raise InputError(f"chunk {index} is {chunk.chunk_id!r}, not {state.chunk_id!r}")
         self._check(state, chunk)
+        current = self.states[chunk.chunk_id]
+        if state.revision != current.revision:
+            raise StaleSaveError(
+                f"chunk {index + 1} was saved elsewhere (another tab or window) at "
+                f"{current.updated_at or 'an earlier time'}, after this page loaded it: "
+                "keep your version, take theirs, or merge",
+                current,
+            )
+        state.revision = current.revision + 1
         state.updated_at = now()
         self.states[chunk.chunk_id] = state
         line, problems = self._gold_line(state)
@@ -246,8 +264,11 @@ class AnnotationSession:
                 raise InputError(f"{name!r} is not a field of this session", field=name)
             n = len(field_values(prefill, name))
             origins = [i.prefill for i in fstate.items if i.prefill is not None]
-            bad = [p for p in [*origins, *fstate.deleted] if p >= n]
-            if bad or len(set(origins)) != len(origins) or set(origins) & set(fstate.deleted):
+            bad = [p for p in [*origins, *fstate.deleted] if not 0 <= p < n]
+            twice = len(set(origins)) != len(origins) or len(set(fstate.deleted)) != len(
+                fstate.deleted
+            )
+            if bad or twice or set(origins) & set(fstate.deleted):
                 raise InputError("prefill indices out of place", field=name)
             for position, item in enumerate(fstate.items):
                 found = _references(item.value)

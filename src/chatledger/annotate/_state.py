@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
@@ -37,7 +37,8 @@ class FieldState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     items: list[ItemState] = Field(default_factory=list)
-    deleted: list[int] = Field(default_factory=list)  # prefill indices the person deleted
+    # Prefill indices the person deleted (each at most once; checked against the prefill).
+    deleted: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list)
     reviewed: bool = False
 
 
@@ -51,6 +52,9 @@ class ChunkState(BaseModel):
     fields: dict[str, FieldState] = Field(default_factory=dict)
     done: bool = False
     updated_at: str = ""
+    # Saves of the chunk so far: a page sends the revision it edited, and a save made from
+    # an older one (another tab saved meanwhile) is refused, never silently laid over it.
+    revision: int = Field(default=0, ge=0)
 
 
 class FieldProblem(BaseModel):

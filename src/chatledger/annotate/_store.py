@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -50,6 +51,22 @@ class AnnotationStore:
         self.journal = gold.with_name(gold.name + ".journal")
         self.session = gold.with_name(gold.name + ".session.json")
 
+    def remove_stale_parts(self) -> list[Path]:
+        """Delete the temporary files a killed save left beside the session's files
+        (``.GOLD.jsonl.*.part`` and the journal's and session's); returns what was removed."""
+        removed: list[Path] = []
+        folder = self.gold.parent
+        if not folder.is_dir():
+            return removed
+        for target in (self.gold, self.journal, self.session):
+            for part in folder.glob(f".{glob.escape(target.name)}.*.part"):
+                try:
+                    part.unlink()
+                except OSError:
+                    continue
+                removed.append(part)
+        return removed
+
     # ---- the session ---------------------------------------------------------------------
 
     def check_session(self, info: SessionInfo) -> None:
@@ -72,6 +89,7 @@ class AnnotationStore:
                     update={"fields": list(dict.fromkeys(before.fields + info.fields))}
                 )
         self.gold.parent.mkdir(parents=True, exist_ok=True)
+        self.remove_stale_parts()
         atomic_write_text(self.session, info.model_dump_json(indent=2) + "\n")
 
     # ---- reading back ----------------------------------------------------------------------

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -100,8 +99,17 @@ def page_command(
             if not webbrowser.open(url):
                 note("no browser found: open the address above")
 
-    with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops on Ctrl-C: nothing is lost
+    from chatledger.core import Interrupted
+
+    try:
         serve(session, port=port, on_ready=ready)
+    except KeyboardInterrupt:
+        # uvicorn stops on Ctrl-C (and SIGTERM): every save is on disk already.
+        raise Interrupted(
+            f"annotation stopped: {session.done} of {len(session.chunks)} chunks done; "
+            f"every save is in {out}",
+            hint="run the same command again to go on where you left off",
+        ) from None
     stdout.print(f"{session.done} of {len(session.chunks)} chunks done; gold: {out}")
 
 

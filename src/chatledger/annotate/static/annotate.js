@@ -15,6 +15,8 @@
   let timer = null;
   let pending = Promise.resolve();
   let edits = 0; // changes made; a save reports "saved" only when it carried the last one
+  let base = null; // the chunk's state as last loaded or saved: what a merge compares against
+  let conflict = null; // {at, current}: a save refused because another tab saved the chunk
 
   // ---- small helpers -------------------------------------------------------------------
 
@@ -37,7 +39,12 @@
     const response = await fetch(path, Object.assign({ headers: HEADERS, cache: "no-store" }, options || {}));
     let body = {};
     try { body = await response.json(); } catch (_) { body = { error: response.statusText }; }
-    if (!response.ok) throw new Error(body.error || response.statusText);
+    if (!response.ok) {
+      const error = new Error(body.error || response.statusText);
+      error.status = response.status;
+      error.body = body;
+      throw error;
+    }
     return body;
   }
 
@@ -55,7 +62,8 @@
     if (item.prefill === null || item.prefill === undefined) return "added";
     const original = view.prefill[name][item.prefill];
     if (!same(original, item.value)) return "edited";
-    return item.accepted ? "accepted" : "prefilled";
+    // Left alone in a reviewed field, an item is recorded as accepted: it reads so.
+    return item.accepted || fieldState(name).reviewed ? "accepted" : "prefilled";
   }
 
   function summary(value) {
@@ -102,14 +110,25 @@
     timer = setTimeout(() => { timer = null; flush(); }, 150);
   }
 
+  const copy = (value) => JSON.parse(JSON.stringify(value));
+
   function flush() {
     if (timer !== null) { clearTimeout(timer); timer = null; }
-    const body = JSON.stringify(state);
+    const target = state;
     const at = index;
     const carried = edits;
     pending = pending.then(async () => {
+      if (conflict !== null) { // nothing is sent until the person chose
+        setStatus("not saved: changed in another tab (choose above)", true);
+        return;
+      }
+      // Serialised when its turn comes: it carries the revision the save before it got.
+      const body = JSON.stringify(target);
       try {
         const result = await api(`/api/chunks/${at}`, { method: "PUT", body });
+        target.revision = result.revision;
+        if (target === state) base = JSON.parse(body);
+        if (target === state) base.revision = result.revision;
         if (at === index) {
           view.covers = result.covers;
           view.problems = result.problems;
@@ -120,10 +139,63 @@
         renderProgress();
         if (carried === edits && timer === null) setStatus(`saved ${new Date().toLocaleTimeString()}`);
       } catch (error) {
-        setStatus(`not saved: ${error.message}`, true);
+        if (error.status === 409 && at === index && target === state) {
+          conflict = { at, current: error.body.current };
+          renderConflict();
+          setStatus("not saved: changed in another tab", true);
+        } else {
+          setStatus(`not saved: ${error.message}`, true);
+        }
       }
     });
     return pending;
+  }
+
+  // ---- a save refused because another tab or window saved the chunk first ---------------
+
+  function fieldsDiffering(a, b) {
+    return session.fields.map((f) => f.name).filter((name) => !same(a.fields[name], b.fields[name]));
+  }
+
+  function resolve(choice) {
+    const current = conflict.current;
+    if (choice === "theirs") {
+      state = copy(current);
+      view.state = state;
+    } else if (choice === "merge") {
+      // Theirs, with every field this tab changed since it loaded the chunk taken from here.
+      const merged = copy(current);
+      for (const name of fieldsDiffering(state, base)) merged.fields[name] = copy(state.fields[name]);
+      merged.done = state.done || current.done;
+      state = merged;
+      view.state = state;
+    } else {
+      state.revision = current.revision; // mine, laid over theirs knowingly
+    }
+    base = copy(current);
+    conflict = null;
+    renderConflict();
+    renderFields();
+    if (choice === "theirs") setStatus(`took the other tab's save (${current.updated_at})`);
+    else schedule();
+  }
+
+  function renderConflict() {
+    const box = document.getElementById("conflict");
+    box.textContent = "";
+    box.hidden = conflict === null;
+    if (conflict === null) return;
+    const current = conflict.current;
+    const theirs = fieldsDiffering(current, base);
+    const mine = fieldsDiffering(state, base);
+    const label = (names) => names.length ? names.map((n) => specOf(n).label).join(", ") : "nothing";
+    box.append(
+      el("p", { text: `This chunk was saved in another tab or window at ${current.updated_at}, after this page loaded it. Your changes are not saved yet.` }),
+      el("p", { class: "sides", text: `There: ${label(theirs)} changed. Here: ${label(mine)} changed.` }),
+      el("div", { class: "actions" },
+        el("button", { type: "button", "data-action": "merge", text: "merge (theirs + my changed fields)", onclick: () => resolve("merge") }),
+        el("button", { type: "button", "data-action": "theirs", text: "take theirs", onclick: () => resolve("theirs") }),
+        el("button", { type: "button", class: "danger", "data-action": "mine", text: "overwrite with mine", onclick: () => resolve("mine") })));
   }
 
   function accept(name, i) {
@@ -515,9 +587,17 @@
   async function load(target) {
     if (timer !== null) await flush();
     await pending;
+    if (conflict !== null) { // leaving would drop this tab's unsaved changes
+      setStatus("not saved: changed in another tab (choose above before leaving the chunk)", true);
+      renderProgress();
+      return;
+    }
     index = Math.max(0, Math.min(session.total - 1, target));
     view = await api(`/api/chunks/${index}`);
     state = view.state;
+    base = copy(state);
+    conflict = null;
+    renderConflict();
     focus = null;
     picking = null;
     renderMessages();
