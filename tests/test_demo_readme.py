@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chatledger.demo import DemoResult, run_demo
-from chatledger.record import ConversationRun, read_run_record
+from chatledger.record import ConversationRun, SwitchComparison, WhatBreaks, read_run_record
 from generated_docs import check_block
 
 
@@ -125,6 +125,44 @@ def test_readme_structbench_pairs_are_the_demo_s(demo: DemoResult) -> None:
     check_block(
         "README.md", "demo-structbench-pairs", structbench_pairs_markdown({**grid, "pairs": shown})
     )
+
+
+def what_breaks_markdown(comparison: SwitchComparison) -> str:
+    """The figures that drop when production moves to the cheaper model, largest drop first."""
+    level = f"{comparison.confidence:.0%}"
+    rows = [
+        f"| figure | production vs gold | candidate vs gold | change [{level} paired interval] "
+        "| paired over | agreement with production |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in sorted(comparison.drops, key=lambda f: f.difference):
+        assert f.low is not None and f.high is not None and f.high < 0
+        agreement = "—" if f.agreement is None else f"{f.agreement:.3f}"
+        if f.agreement_low is not None:
+            agreement += f" [{f.agreement_low:.3f}, {f.agreement_high:.3f}]"
+        rows.append(
+            f"| {f.figure} | {f.production:.3f} | {f.candidate:.3f} "
+            f"| {f.difference:+.3f} [{f.low:+.3f}, {f.high:+.3f}] | {f.n_units} {f.units} "
+            f"| {agreement} |"
+        )
+    return "\n".join(rows)
+
+
+def test_readme_what_breaks_is_the_demo_s(demo: DemoResult) -> None:
+    assert demo.switch is not None and demo.what_breaks is not None
+    # Written into the switch run and read back by the same class, as the report reads it.
+    assert WhatBreaks.read(demo.switch.out_dir) == demo.what_breaks
+    comparison = next(
+        c for c in demo.what_breaks.comparisons if c.candidate == "recorded:qwen2.5-coder-0.5b"
+    )
+    assert comparison.production == "recorded:qwen2.5-coder-1.5b"
+    for f in comparison.figures:
+        drop = f.high is not None and f.high < 0
+        gain = f.low is not None and f.low > 0
+        assert f.verdict == ("drop" if drop else "gain" if gain else "no change shown")
+    check_block("README.md", "demo-what-breaks", what_breaks_markdown(comparison))
+    html = demo.switch_report.read_text(encoding="utf-8") if demo.switch_report else ""
+    assert "What breaks when you switch from" in html
 
 
 def test_the_prose_about_the_demo_holds(demo: DemoResult) -> None:

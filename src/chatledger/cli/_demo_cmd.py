@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from chatledger.demo import DemoResult
+    from chatledger.record import WhatBreaks
 
 DEFAULT_DEMO_OUT = Path("runs/demo")
 
@@ -179,6 +180,31 @@ def selection_lines(runs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def what_breaks_lines(found: WhatBreaks) -> list[str]:
+    """Per cheaper model, the figures that drop against the gold (largest first)."""
+    lines = []
+    for c in found.comparisons:
+        drops = sorted(c.drops, key=lambda f: f.difference)
+        head = (
+            f"What breaks when you switch from {c.production} to {c.candidate} "
+            f"(against {c.scored_against}, paired, {c.confidence:.0%}): "
+        )
+        if not drops:
+            lines.append(head + "no figure drops beyond its interval")
+            continue
+        lines.append(head + f"{len(drops)} of {len(c.figures)} figures drop")
+        for f in drops:
+            interval = f" [{f.low:+.3f}, {f.high:+.3f}]" if f.low is not None else ""
+            agreement = (
+                f"; agrees with production {f.agreement:.3f}" if f.agreement is not None else ""
+            )
+            lines.append(
+                f"  {f.figure}: {f.production:.3f} → {f.candidate:.3f}, "
+                f"{f.difference:+.3f}{interval}{agreement}"
+            )
+    return lines
+
+
 @app.command("demo")
 def demo_command(
     out: Annotated[Path, typer.Option("--out", help="folder for the demo's files")] = (
@@ -217,6 +243,9 @@ def demo_command(
             "reference, the cheaper recorded models as challengers:"
         )
         print_run_result(result.switch)
+        if result.what_breaks is not None:
+            for line in what_breaks_lines(result.what_breaks):
+                stdout.print(line)
         if result.switch_report is not None:
             stdout.print(f"report: {result.switch_report}")
     stdout.print(structbench_line(result.structbench))

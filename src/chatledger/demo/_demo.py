@@ -28,8 +28,15 @@ from chatledger.demo._local_structbench import local_structbench
 from chatledger.demo._recorded import recorded_dir, recorded_manifest
 from chatledger.demo._selection import demo_selection
 from chatledger.demo._switch import run_switch
+from chatledger.demo._what_breaks import write_what_breaks
 from chatledger.extractors import get_extractor
-from chatledger.record import ConversationRun, FieldCounts, HumanGoldSample, read_run_record
+from chatledger.record import (
+    ConversationRun,
+    FieldCounts,
+    HumanGoldSample,
+    WhatBreaks,
+    read_run_record,
+)
 from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
 from chatledger.scoring import ScoringConfig, score_records
@@ -72,6 +79,8 @@ class DemoResult:
     # challengers (None when the recordings do not hold them).
     switch: RunResult | None = None
     switch_report: Path | None = None
+    # Production → each cheaper model: paired against the gold, agreement with production.
+    what_breaks: WhatBreaks | None = None
     # Why the selections were left out (the optional extra "select" is not installed), if so.
     selection_skipped: str | None = None
 
@@ -109,6 +118,9 @@ class DemoResult:
             "report": str(self.switch_report) if self.switch_report else None,
             "reference": self.switch.reference_name,
             "leaderboard": [m.to_dict() for m in self.switch.leaderboard()],
+            "what_breaks": (
+                self.what_breaks.model_dump(mode="json") if self.what_breaks is not None else None
+            ),
         }
 
 
@@ -230,6 +242,13 @@ def run_demo(
     result.report = build_report(run.out_dir)
     result.switch = run_switch(out_dir, on_progress=on_progress)
     if result.switch is not None:
+        production = result.switch.reference_name
+        result.what_breaks = write_what_breaks(
+            run.out_dir,
+            result.switch.out_dir,
+            production,
+            [m.name for m in result.switch.leaderboard()],
+        )
         result.switch_report = build_report(result.switch.out_dir)
     if on_progress:
         on_progress("structbench: offline baseline on 1,000 emails", 0, 1)

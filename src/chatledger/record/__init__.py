@@ -49,11 +49,18 @@ from chatledger.record._structbench import (
     StructbenchSettings,
     StructbenchUsage,
 )
+from chatledger.record._what_breaks import (
+    WHAT_BREAKS_FILE,
+    SwitchComparison,
+    SwitchFigure,
+    WhatBreaks,
+)
 
 __all__ = [
     "METRICS",
     "RUN_FILE",
     "SCHEMA_VERSION",
+    "WHAT_BREAKS_FILE",
     "CalibrationBin",
     "ConversationRun",
     "DatasetInfo",
@@ -91,8 +98,11 @@ __all__ = [
     "StructbenchRun",
     "StructbenchSettings",
     "StructbenchUsage",
+    "SwitchComparison",
+    "SwitchFigure",
     "Usage",
     "WeightSensitivity",
+    "WhatBreaks",
     "parse_run_record",
     "read_run_record",
 ]

@@ -12,7 +12,7 @@ from markupsafe import Markup
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped, unused-ignore]
 
 from chatledger.core import atomic_write_text
-from chatledger.record import Sensitivity, WeightSensitivity
+from chatledger.record import Sensitivity, WeightSensitivity, WhatBreaks
 from chatledger.report import _charts as charts
 from chatledger.report import _charts_judges as judge_charts
 from chatledger.report import _charts_trust as trust_charts
@@ -138,6 +138,7 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "lacks": ctx.missing_parts(files),
         "gap_finding": ctx.gap_finding(files),
         "differences": ctx.adjacent_differences(files),
+        "what_breaks": WhatBreaks.read(files.run_dir),
         "human_gold": run.human_gold,
         "reference_is_human": run.reference_is_human,
         "human_reference": counts.human_reference(files),
