@@ -639,6 +639,11 @@ def bench_process(
             result["score_vs_bare_process_cpu"] = (
                 entry["cpu_median_s"] / result["bare_kernel"]["cpu_median_s"]
             )
+            # Each round's score and bare runs ran side by side: the median of their ratios is
+            # steadier on a shared machine than the ratio of the two medians.
+            result["score_vs_bare_cpu_paired"] = median(
+                [s["cpu_s"] / b["cpu_s"] for s, b in zip(runs, bare, strict=True)]
+            )
             result["score_vs_kernel_in_process"] = (
                 entry["wall_median_s"] / result["bare_kernel"]["kernel_median_s"]
             )
@@ -674,7 +679,9 @@ def print_process(process: dict[str, Any]) -> None:
         print(
             f"  bare kernel script, {bare['chunks']:,} chunks: {bare['wall_median_s']:.2f} s wall "
             f"({bare['kernel_median_s']:.2f} s in cdist + assignment); score / bare process "
-            f"{process['score_vs_bare_process']:.2f}x, / kernel in-process "
+            f"{process['score_vs_bare_process']:.2f}x wall, CPU "
+            f"{process['score_vs_bare_process_cpu']:.2f}x (paired by round "
+            f"{process['score_vs_bare_cpu_paired']:.2f}x), / kernel in-process "
             f"{process['score_vs_kernel_in_process']:.2f}x"
         )
     for variant, stats in process.get("stickler", {}).items():

@@ -165,3 +165,19 @@ def test_unknown_matcher_names_known_ones() -> None:
     with pytest.raises(InputError) as caught:
         get_matcher("cosine")
     assert str(caught.value) == "unknown matcher 'cosine' (known: guarded, token_set)"
+
+
+@pytest.mark.parametrize("name", ["token_set", "guarded"])
+def test_pairs_are_the_matrix_diagonal(name: str) -> None:
+    # "the deal" / "deal": token set 100; "" / "": both empty, equal (100); "red car" /
+    # "blue boat": no shared token. The guarded matcher scales the first (2 words vs 1: ×1).
+    matcher = get_matcher(name)
+    a = preprocess(["the deal", "", "red car", "we ship on friday"])
+    b = preprocess(["deal", "", "blue boat", "friday"])
+    pairs = matcher.pairs(a, b)
+    assert pairs.tolist() == np.diag(matcher.matrix(a, b)).tolist()
+    assert pairs[:2].tolist() == [100.0, 100.0]
+    # guarded: "friday" covers 1 of the 4 words: 100 × min(1, 2·1/4) = 50.
+    assert pairs[3] == (100.0 if name == "token_set" else 50.0)
+    with pytest.raises(ValueError, match="pairs need the same number"):
+        matcher.pairs(a, b[:1])

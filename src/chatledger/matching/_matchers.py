@@ -15,7 +15,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from chatledger.core import Registry
-from chatledger.matching._kernel import FloatMatrix, preprocess, token_set_matrix
+from chatledger.matching._kernel import (
+    FloatMatrix,
+    FloatVector,
+    preprocess,
+    token_set_matrix,
+    token_set_pairs,
+)
 
 
 class TextMatcher(ABC):
@@ -26,6 +32,16 @@ class TextMatcher(ABC):
     @abstractmethod
     def matrix(self, a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
         """Scores for already-preprocessed texts (see :func:`preprocess`)."""
+
+    def pairs(self, a: Sequence[str], b: Sequence[str]) -> FloatVector:
+        """The score of ``a[i]`` with ``b[i]`` for each i (preprocessed texts): the diagonal of
+        :meth:`matrix`. A matcher may compute it in one call (the built-in ones do); this
+        default scores each pair alone."""
+        if len(a) != len(b):
+            raise ValueError(f"{len(a)} texts against {len(b)}: pairs need the same number")
+        return np.array(
+            [self.matrix([x], [y])[0, 0] for x, y in zip(a, b, strict=True)], dtype=np.float64
+        )
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
         """Scores for raw texts."""
@@ -51,6 +67,9 @@ class TokenSetMatcher(TextMatcher):
     def matrix(self, a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
         return token_set_matrix(a, b)
 
+    def pairs(self, a: Sequence[str], b: Sequence[str]) -> FloatVector:
+        return token_set_pairs(a, b)
+
 
 @MATCHERS.register("guarded")
 class GuardedMatcher(TextMatcher):
@@ -68,6 +87,16 @@ class GuardedMatcher(TextMatcher):
         long = np.maximum.outer(len_a, len_b)
         factor = np.minimum(1.0, 2.0 * short / long)
         guarded: FloatMatrix = scores * factor
+        return guarded
+
+    def pairs(self, a: Sequence[str], b: Sequence[str]) -> FloatVector:
+        scores = token_set_pairs(a, b)
+        if scores.size == 0:
+            return scores
+        len_a = np.array([max(len(t.split()), 1) for t in a], dtype=np.float64)
+        len_b = np.array([max(len(t.split()), 1) for t in b], dtype=np.float64)
+        factor = np.minimum(1.0, 2.0 * np.minimum(len_a, len_b) / np.maximum(len_a, len_b))
+        guarded: FloatVector = scores * factor
         return guarded
 
 

@@ -102,12 +102,18 @@ def subject_consistency(
     if k == 0:
         return 0.0
 
-    def same(x: Sequence[str], y: Sequence[str]) -> npt.NDArray[np.bool_]:
-        scores = subject_similarity(x, y, matcher, drop_stop_words=drop_stop_words)
-        return scores >= cutoff
-
+    prepare = content_words if drop_stop_words else preprocess
+    matrix = token_set_matrix if matcher is None else matcher.matrix
+    ref, pred = prepare(ref_subjects), prepare(pred_subjects)
     if k == 1:
-        return float(same(ref_subjects, pred_subjects)[0, 0])
+        return float(matrix(ref, pred)[0, 0] >= cutoff)
+    # One matrix of the distinct subjects of both sides (they share most): each side's
+    # "same subject" is its block, as subject_similarity(side, side) would give it.
+    distinct = list(dict.fromkeys([*ref, *pred]))
+    same = matrix(distinct, distinct) >= cutoff
+    where = {t: i for i, t in enumerate(distinct)}
     upper = _pairs_of(k)
-    agree = same(ref_subjects, ref_subjects)[upper] == same(pred_subjects, pred_subjects)[upper]
+    ri = np.array([where[t] for t in ref], dtype=np.intp)
+    pi = np.array([where[t] for t in pred], dtype=np.intp)
+    agree = same[ri[upper[0]], ri[upper[1]]] == same[pi[upper[0]], pi[upper[1]]]
     return int(np.count_nonzero(agree)) / int(agree.size)

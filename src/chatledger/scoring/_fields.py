@@ -315,14 +315,24 @@ def score_qa_pairs(ref: ExtractionV3, pred: ExtractionV3, ctx: ScoringContext) -
     a, b = ref.qa_pairs, pred.qa_pairs
     cutoff = 100.0 * ctx.config.thresholds.answer
 
-    def agree(i: int, j: int) -> float:
-        x, y = a[i].answer, b[j].answer
-        if x is None or y is None:
-            return float(x is None and y is None)
-        return float(ctx.matcher.matrix([default_process(x)], [default_process(y)])[0, 0] >= cutoff)
+    def answers(rows: list[int], cols: list[int]) -> dict[str, PairTerm]:
+        # Every matched pair with both answers, scored in one call of the matcher.
+        pairs = list(zip(rows, cols, strict=True))
+        agree = [float(a[i].answer is None and b[j].answer is None) for i, j in pairs]
+        both = [
+            n
+            for n, (i, j) in enumerate(pairs)
+            if a[i].answer is not None and b[j].answer is not None
+        ]
+        if both:
+            left = [default_process(a[rows[n]].answer or "") for n in both]
+            right = [default_process(b[cols[n]].answer or "") for n in both]
+            for n, sim in zip(both, ctx.matcher.pairs(left, right).tolist(), strict=True):
+                agree[n] = float(sim >= cutoff)
+        return {"answer_agreement": _over_pairs(agree)}
 
     texts = [q.question for q in a], [q.question for q in b]
-    return _paired_field("qa_pairs", texts, ctx, {"answer_agreement": agree})
+    return _paired_field("qa_pairs", texts, ctx, {}, answers)
 
 
 @_rule_scorer("emotional_tone")
