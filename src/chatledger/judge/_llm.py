@@ -19,7 +19,14 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from chatledger.core import ChatLedgerError, Chunk, ExtractionV3, Registry, first_validation_error
+from chatledger.core import (
+    ChatLedgerError,
+    Chunk,
+    EnvironmentFault,
+    ExtractionV3,
+    Registry,
+    first_validation_error,
+)
 from chatledger.judge._base import Judge
 from chatledger.judge._items import judged_items, render_conversation
 from chatledger.judge._verdict import ISSUE_LABELS, Verdict
@@ -192,7 +199,12 @@ class LLMJudge(Judge):
                     return None
                 try:
                     return await self._judge_one(hub, chunk, extraction)
-                except (BudgetExceeded, MissingApiKeyError, PriceUnknownError) as exc:
+                except (
+                    BudgetExceeded,
+                    MissingApiKeyError,
+                    PriceUnknownError,
+                    EnvironmentFault,  # no runtime, no server: no call can succeed
+                ) as exc:
                     stop.append(exc)
                     return None
 

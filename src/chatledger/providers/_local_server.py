@@ -78,7 +78,7 @@ def runtime_name(options: ServerOptions) -> Literal["llama-server", "node"]:
         return "llama-server"
     if options.runtime in ("auto", "node") and _node_runtime() is not None:
         return "node"
-    wanted = "llama-server" if options.runtime == "llama-server" else "a local model runtime"
+    wanted = "llama-server" if options.runtime == "llama-server" else "local model runtime"
     raise EnvironmentFault(
         f"no {wanted} found to serve a local model",
         hint=f"set {LLAMA_SERVER_ENV} to a llama-server binary, or {NODE_RUNTIME_ENV} to a "
