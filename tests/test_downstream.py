@@ -515,7 +515,12 @@ def test_two_empty_outputs_agree() -> None:
     for left, right in (({}, {}), (invalid, {})):
         report = run_downstream(chunks, left, right)
         assert all(r.agreement == 1.0 for r in report.consumers.values())
-        assert report.downstream_composite == 1.0
+        # No event on either side gives no evidence (DESIGN.md §5): every consumer is left
+        # out, the layer has no composite, and the output says why.
+        assert report.downstream_composite is None
+        assert report.left_out == dict.fromkeys(CONSUMER_NAMES, "no events")
+        assert report.renormalisation is not None
+        assert report.renormalisation.endswith("nothing left: no downstream")
     # one side empty: only arcs keeps credit for the 4 of 8 chunks without an arc → 0.5
     empty = agreements(chunks, ref, {})
     assert empty == {
@@ -703,13 +708,20 @@ def example_args(*extra: str) -> list[str]:
 def test_cli_downstream_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(example_args("--format", "json")) == 0
     data = json.loads(capsys.readouterr().out)  # stdout is only JSON
-    assert set(data) == {"consumers", "downstream_composite"}
+    assert set(data) == {"consumers", "downstream_composite", "left_out", "renormalisation"}
     got = {name: c["agreement"] for name, c in data["consumers"].items()}
     # The example challenger changes the trajectory (improving → stable: arcs 0 of 1 chunk) and
     # the action owner (day's action line missed and invented: F1 = 2·1/(2+2) = 0.5); nothing
     # else the consumers read differs.
     assert got == {"drift": 1.0, "loops": 1.0, "escalation": 1.0, "arcs": 0.0, "daily_report": 0.5}
-    assert data["downstream_composite"] == pytest.approx((3 + 0 + 0.5) / 5)  # 0.7
+    # Drift, loops and escalation have no event on either side: no evidence, left out (their
+    # 1.0 is not agreement), arcs and daily share the weight: (0 + 0.5) / 2.
+    assert data["left_out"] == dict.fromkeys(("drift", "loops", "escalation"), "no events")
+    assert data["downstream_composite"] == pytest.approx(0.25)
+    assert data["renormalisation"] == (
+        "left out of downstream: drift (no events); loops (no events); escalation (no events); "
+        "weights renormalised to arcs 0.500, daily_report 0.500"
+    )
     assert data["consumers"]["arcs"]["missed"][0]["chunk_id"] == "ex-1"
 
 
@@ -717,18 +729,20 @@ def test_cli_downstream_weights_and_table(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     assert main(example_args("--weights", "arcs=0,drift=0.4", "--format", "json")) == 0
-    # drift 0.4, loops 0.2, escalation 0.2, arcs 0, daily 0.2 on agreements 1, 1, 1, 0, 0.5:
-    # 0.4 + 0.2 + 0.2 + 0 + 0.1 = 0.9
-    assert json.loads(capsys.readouterr().out)["downstream_composite"] == pytest.approx(0.9)
+    # drift 0.4, loops 0.2, escalation 0.2, arcs 0, daily 0.2: drift, loops and escalation have
+    # no events (left out), arcs weighs 0, so daily's 0.5 is the composite
+    assert json.loads(capsys.readouterr().out)["downstream_composite"] == pytest.approx(0.5)
     weights = tmp_path / "w.yaml"
     weights.write_text(
         "downstream:\n  daily_report: 0\n  arcs: 0\n  drift: 0.6\n", encoding="utf-8"
     )
     assert main(example_args("--weights", str(weights), "--format", "json")) == 0
-    assert json.loads(capsys.readouterr().out)["downstream_composite"] == 1.0
+    # only consumers without events weigh: no composite ("no events"), not a 1.0
+    assert json.loads(capsys.readouterr().out)["downstream_composite"] is None
     assert main(example_args()) == 0
     out = capsys.readouterr().out
-    assert "downstream composite" in out and "0.700" in out
+    assert "downstream composite" in out and "0.250" in out
+    assert "left out of downstream: drift (no events)" in out
     assert "arcs missed: [ex-1] positive (trust), improving" in out
 
 

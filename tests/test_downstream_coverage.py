@@ -277,9 +277,9 @@ def test_composite_from_counts_over_resampled_conversations() -> None:
             weights,
         )
         assert got[i] == whole.downstream_composite
-    # A: drift 1, loops 1 (both empty), escalation 0, arcs 1, daily 2/3:
-    # 0.4 + 0.1 + 0 + 0.3 + 0.1·2/3 = 0.8666…
-    assert got[0] == pytest.approx(0.8 + 0.1 * 2 / 3)
+    # A: drift 1, loops both empty (no evidence: left out, DESIGN.md §5), escalation 0,
+    # arcs 1, daily 2/3: (0.4 + 0 + 0.3 + 0.1·2/3) / 0.9 = 0.85185…
+    assert got[0] == pytest.approx((0.7 + 0.1 * 2 / 3) / 0.9)
     # Only drift and arcs ran: (0.4·1 + 0.3·0.75) / 0.7 = 0.625 / 0.7 = 0.892857…
     ran = composite_from_counts(counts, weights, ran={"drift", "arcs"})
     assert ran[2] == pytest.approx(0.625 / 0.7)
@@ -484,7 +484,7 @@ def test_run_over_casino_gold_names_the_skipped_consumers(tmp_path: Path) -> Non
     assert model.layers["downstream"] == drift
     # The stage keeps each conversation's counts (every CaSiNo dialogue is one conversation).
     stored = json.loads((out / "stages" / "rules" / "downstream.json").read_text())
-    assert stored["version"] == STAGE_VERSION == 4
+    assert stored["version"] == STAGE_VERSION == 5
     conversations = list(
         dict.fromkeys(c.conversation_id for c in read_chunks(CASINO / "chunks.jsonl"))
     )
@@ -575,6 +575,9 @@ def test_run_downstream_reads_the_references_covers_by_default(tmp_path: Path) -
     gold = read_extractions(gold_path).records
     report = run_downstream(chunks, gold, gold)  # no `covered`: the gold's own covers
     assert set(report.skipped) == {"loops", "escalation", "arcs", "daily_report"}
-    assert list(report.consumers) == ["drift"] and report.downstream_composite == 1.0
+    # The CaSiNo sample has no drift event on either side: drift gives no evidence, so the
+    # layer has no composite (not a 1.0 from two empty sides).
+    assert list(report.consumers) == ["drift"] and report.downstream_composite is None
+    assert report.left_out == {"drift": "no events"}
     full = run_downstream(chunks, gold, gold, covered=None)  # None: every field covered
     assert full.skipped == {} and len(full.consumers) == 5

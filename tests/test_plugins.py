@@ -198,7 +198,12 @@ def test_a_run_config_names_the_scorer_judge_and_consumer_of_another_package(
     downstream = json.loads((tmp_path / "out" / "downstream.json").read_text("utf-8"))
     consumers = downstream["models"][model["name"]]["consumers"]
     assert consumers["assignees"]["agreement"] == pytest.approx(0.5)
-    assert consumers["assignees"]["weight"] == pytest.approx(0.2)
+    # The built-in consumers see no event on either side in two chunks (no evidence: left
+    # out), so the added consumer carries the whole weight of the layer.
+    left_out = downstream["models"][model["name"]]["left_out"]
+    assert left_out == dict.fromkeys(("drift", "loops", "escalation", "arcs"), "no events")
+    assert consumers["assignees"]["weight"] == pytest.approx(1.0)
+    assert model["layers"]["downstream"] == pytest.approx(0.5)
     assert "daily_report" in consumers and consumers["daily_report"]["weight"] == 0.0
     assert run["consumer_weights"]["assignees"] == pytest.approx(0.2)
     # The gate reads the added consumer's figure like a built-in one's: 0.5 is below 0.9

@@ -346,11 +346,10 @@ def test_layer_and_consumer_weights_merge_into_the_defaults(corpus: Path, tmp_pa
     assert result.renormalisation_note is not None and "judge" in result.renormalisation_note
     for model in result.models:
         a = model.consumers
-        expected = (
-            0.3 * a["drift"]
-            + 0.2 * (a["loops"] + a["escalation"] + a["arcs"])
-            + 0.1 * a["daily_report"]
-        )
+        w = {"drift": 0.3, "loops": 0.2, "escalation": 0.2, "arcs": 0.2, "daily_report": 0.1}
+        # consumers with no event on either side give no evidence: left out, renormalised
+        kept = {k: v for k, v in w.items() if k not in model.consumers_left_out}
+        expected = sum(kept[k] * a[k] for k in kept) / sum(kept.values())
         assert model.layers["downstream"] == pytest.approx(expected)
         assert model.overall == pytest.approx(
             (0.5 * model.layers["extraction"] + 0.15 * model.layers["downstream"]) / 0.65
@@ -362,9 +361,10 @@ def test_layer_and_consumer_weights_merge_into_the_defaults(corpus: Path, tmp_pa
 def test_default_consumer_weights_are_the_plain_mean(corpus: Path, tmp_path: Path) -> None:
     result = execute_run(load_run_config(_config(corpus)), tmp_path / "out")
     for model in result.models:
-        agreements = list(model.consumers.values())
-        assert len(agreements) == 5
-        assert model.layers["downstream"] == pytest.approx(sum(agreements) / 5)
+        assert len(model.consumers) == 5
+        # the plain mean of the consumers with evidence (no events: left out)
+        agreements = [a for k, a in model.consumers.items() if k not in model.consumers_left_out]
+        assert model.layers["downstream"] == pytest.approx(sum(agreements) / len(agreements))
 
 
 @pytest.mark.parametrize(

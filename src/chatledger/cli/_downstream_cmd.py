@@ -124,6 +124,9 @@ def downstream_table(report: DownstreamReport) -> Table:
     table.add_column("details")
     for name, result in report.consumers.items():
         outcome = result.result
+        if name in report.left_out:  # no event on either side: no evidence, not agreement
+            table.add_row(name, "—", report.left_out[name], "left out, weights renormalised")
+            continue
         table.add_row(
             name,
             f"{result.weight:.3f}",
@@ -138,13 +141,19 @@ def downstream_table(report: DownstreamReport) -> Table:
         "downstream composite",
         "1.000" if composite is not None else "—",
         styled(f"{composite:.3f}" if composite is not None else "none", "bold"),
-        "" if composite is not None else "no consumer with a weight above 0 ran",
+        ""
+        if composite is not None
+        else "no consumer with events"
+        if report.left_out
+        else "no consumer with a weight above 0 ran",
     )
     return table
 
 
 def print_downstream_report(report: DownstreamReport) -> None:
     stdout.print(downstream_table(report))
+    if report.renormalisation:
+        stdout.print(report.renormalisation)
     if report.skipped:
         ran = ", ".join(report.consumers) or "none"
         stdout.print(

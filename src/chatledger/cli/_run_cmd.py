@@ -52,6 +52,10 @@ def print_run_result(result: RunResult) -> None:
         )
     if result.renormalisation_note:
         note(result.renormalisation_note)
+    for model in result.leaderboard():  # parts without evidence, left out and renormalised
+        for text in (model.downstream_renormalisation, model.renormalisation):
+            if text:
+                note(f"{model.name}: {text}")
     for text in result.notes:
         note(text)
     stdout.print(f"run directory: {result.out_dir}")

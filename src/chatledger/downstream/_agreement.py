@@ -114,6 +114,7 @@ def f1_from_counts(matched: int, n_reference: int, n_challenger: int) -> float:
 
 # The counts of the F1 consumers (drift, loops, escalation), each a sum over conversations.
 F1_COUNTS = ("matched", "n_reference", "n_challenger")
+F1_EVIDENCE = ("n_reference", "n_challenger")  # an event on either side
 
 
 def f1_agreement(counts: Counts) -> FloatArray:

@@ -82,10 +82,12 @@ class ArcsConsumer(Consumer[ArcPoint]):
     name = "arcs"
     reads = ("emotional_arc",)
     count_names = ("agreeing_chunks", "n_chunks")
+    evidence_counts = ("n_chunks",)  # chunks of conversations where some side has an arc
 
     @staticmethod
     def agreement_from_counts(counts: Counts) -> FloatArray:
-        """agreeing_chunks / n_chunks; no chunks at all → 1.0."""
+        """agreeing_chunks / n_chunks; no chunks at all → 1.0 (the composite leaves such a
+        consumer out: no evidence)."""
         return share_or_one(counts["agreeing_chunks"], counts["n_chunks"])
 
     def build(self, conversations: Sequence[ConversationView]) -> ConsumerOutput[ArcPoint]:
@@ -97,7 +99,10 @@ class ArcsConsumer(Consumer[ArcPoint]):
         ref = {(p.conversation_id, p.chunk_id): p for p in reference.events}
         chal = {(p.conversation_id, p.chunk_id): p for p in challenger.events}
         run = [(c.conversation_id, c.chunk_id) for c in union_chunks(reference, challenger)]
-        chunks = list(dict.fromkeys([*run, *ref, *chal]))
+        # A conversation with no arc on either side gives no evidence (DESIGN.md §5): only the
+        # chunks of conversations where some side has one count, absent = absent among them.
+        spoken = {key[0] for key in (*ref, *chal)}
+        chunks = [key for key in dict.fromkeys([*run, *ref, *chal]) if key[0] in spoken]
         both = valence_same = trajectory_same = 0
         missed: list[ArcPoint] = []
         invented: list[ArcPoint] = []

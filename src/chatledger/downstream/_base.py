@@ -106,6 +106,17 @@ class Consumer(ABC, Generic[E]):
     name: ClassVar[str] = ""
     reads: ClassVar[tuple[str, ...]] = ()
     count_names: ClassVar[tuple[str, ...]] = ()
+    # The counts that say a side produced something: where they sum to 0 neither side did,
+    # and the consumer has no evidence there (DESIGN.md §5). Default: every count.
+    evidence_counts: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def evidence(cls, counts: Counts) -> npt.NDArray[np.bool_]:
+        """Where ``counts`` hold evidence (some event on either side), elementwise."""
+        names = cls.evidence_counts or cls.count_names
+        total = sum((np.asarray(counts[name], dtype=np.float64) for name in names), np.zeros(()))
+        out: npt.NDArray[np.bool_] = np.asarray(total > 0)
+        return out
 
     @staticmethod
     @abstractmethod

@@ -169,6 +169,7 @@ class DailyReportConsumer(Consumer[Highlight]):
         or name in (*DriftConsumer.reads, *EscalationConsumer.reads, *LoopsConsumer.reads)
     )
     count_names = ("f1_sum", "n_days")
+    evidence_counts = ("n_days",)  # days with a line on either side
 
     @staticmethod
     def agreement_from_counts(counts: Counts) -> FloatArray:

@@ -20,6 +20,7 @@ from functools import partial
 from chatledger.core import Claim
 from chatledger.downstream._agreement import (
     F1_COUNTS,
+    F1_EVIDENCE,
     cluster_texts,
     f1_agreement,
     fuzzy_pairs,
@@ -144,6 +145,7 @@ class DriftConsumer(Consumer[DriftEvent]):
     name = "drift"
     reads = ("claims",)
     count_names = F1_COUNTS
+    evidence_counts = F1_EVIDENCE
 
     @staticmethod
     def agreement_from_counts(counts: Counts) -> FloatArray:

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chatledger.core import ExtractionV3
-from chatledger.downstream._agreement import F1_COUNTS, cohen_kappa, f1_agreement, union_chunks
+from chatledger.downstream._agreement import (
+    F1_COUNTS,
+    F1_EVIDENCE,
+    cohen_kappa,
+    f1_agreement,
+    union_chunks,
+)
 from chatledger.downstream._base import (
     CONSUMERS,
     Consumer,
@@ -104,6 +110,7 @@ class EscalationConsumer(Consumer[EscalationFlag]):
     name = "escalation"
     reads = ("warnings", "emotional_tone", "conversation_phases", "negotiation_patterns")
     count_names = F1_COUNTS
+    evidence_counts = F1_EVIDENCE
 
     @staticmethod
     def agreement_from_counts(counts: Counts) -> FloatArray:

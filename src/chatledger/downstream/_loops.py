@@ -22,6 +22,7 @@ import numpy as np
 
 from chatledger.downstream._agreement import (
     F1_COUNTS,
+    F1_EVIDENCE,
     TEXT_CUTOFF,
     cluster_texts,
     f1_agreement,
@@ -143,6 +144,7 @@ class LoopsConsumer(Consumer[LoopItem]):
     # action items marked done.
     reads = ("decisions", "action_items", "open_questions", "qa_pairs")
     count_names = F1_COUNTS
+    evidence_counts = F1_EVIDENCE
 
     @staticmethod
     def agreement_from_counts(counts: Counts) -> FloatArray:

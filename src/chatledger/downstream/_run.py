@@ -23,7 +23,7 @@ from chatledger.downstream._base import (
     get_consumer,
 )
 from chatledger.downstream._conversation import build_conversations
-from chatledger.scoring import WeightError, merge_weights
+from chatledger.scoring import NO_EVENTS, WeightError, combine, combine_arrays, merge_weights
 
 # The built-in consumers; a consumer another package adds (CONSUMERS, entry-point group
 # chatledger.consumers) takes part when the weights name it (:func:`consumer_names`).
@@ -108,15 +108,19 @@ def composite_from_counts(
     ran: Collection[str] | None = None,
 ) -> FloatArray:
     """The downstream composite of consumers' summed counts, elementwise: Σ w·a / Σ w over the
-    consumers that ran, each ``a`` its ``agreement_from_counts`` and ``w`` its weight of
-    :func:`resolve_weights` (``weights``) — the arithmetic of :func:`compare_outputs`, which
-    computes its composite with this function.
+    consumers that ran and have evidence, each ``a`` its ``agreement_from_counts`` and ``w``
+    its weight of :func:`resolve_weights` (``weights``) — the arithmetic of
+    :func:`compare_outputs`, which computes its composite with this function.
 
     ``counts`` maps each consumer that ran to its counts, all arrays of one shape (a leading
     batch dimension: one entry per bootstrap resample, say) or numbers; ``ran`` names the
     consumers that ran (default: those in ``counts``; skipped consumers are left out and the
-    weights renormalised over the others). Raises ValueError when the consumers that ran weigh
-    0 together: there is no composite (:func:`compare_outputs` reports None).
+    weights renormalised over the others). A consumer whose counts hold no event on either
+    side (:meth:`Consumer.evidence`) gives no evidence and is left out of that entry, the
+    weights renormalised over the rest (:func:`chatledger.scoring.combine_arrays`); an entry
+    where no consumer has evidence is NaN ("no events": the layer leaves the overall). Raises
+    ValueError when the consumers that ran weigh 0 together: there is no composite
+    (:func:`compare_outputs` reports None).
     """
     raw = resolve_weights(weights)
     chosen = set(counts if ran is None else ran)
@@ -130,11 +134,18 @@ def composite_from_counts(
     total = sum((raw[name] for name in names), 0.0)
     if not total > 0:
         raise ValueError("no consumer with a weight above 0 ran: there is no downstream composite")
-    weighted: FloatArray | float = 0.0
+    agreements: dict[str, FloatArray] = {}
     for name in names:
-        weighted = weighted + raw[name] * CONSUMERS.get(name).agreement_from_counts(counts[name])
-    result: FloatArray = np.asarray(weighted, dtype=np.float64) / total
+        consumer = CONSUMERS.get(name)
+        value = np.asarray(consumer.agreement_from_counts(counts[name]), dtype=np.float64)
+        agreements[name] = np.where(consumer.evidence(counts[name]), value, np.nan)
+    result: FloatArray = combine_arrays(agreements, {name: raw[name] for name in names})
     return result
+
+
+def no_events(counts: Mapping[str, Counts]) -> list[str]:
+    """The consumers (of ``counts``, one run's numbers) with no event on either side."""
+    return [name for name, c in counts.items() if not bool(CONSUMERS.get(name).evidence(c))]
 
 
 @dataclass(frozen=True)
@@ -162,12 +173,17 @@ class DownstreamReport:
 
     ``consumers`` are the consumers that ran; ``skipped`` names each consumer that did not
     (the reference does not cover every field it reads) with the fields that were missing.
-    ``downstream_composite`` is None when no consumer with a weight above 0 ran.
+    ``left_out`` names each consumer that ran but is not in the composite, with the reason
+    ("no events": no event on either side anywhere, DESIGN.md §5), and ``combined`` says how
+    the composite renormalised. ``downstream_composite`` is None when no consumer with a
+    weight above 0 ran, or none of them had an event ("no events").
     """
 
     consumers: dict[str, ConsumerResult]
     downstream_composite: float | None
     skipped: dict[str, list[str]] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
+    renormalisation: str | None = None  # the line saying what was left out and the weights
 
     @property
     def weights(self) -> dict[str, float]:
@@ -195,6 +211,9 @@ class DownstreamReport:
         }
         if self.skipped:
             data["skipped"] = {name: list(missing) for name, missing in self.skipped.items()}
+        if self.left_out:
+            data["left_out"] = dict(self.left_out)
+            data["renormalisation"] = self.renormalisation
         return data
 
 
@@ -259,19 +278,35 @@ def compare_outputs(
     raw = resolve_weights(weights)
     skipped = skipped_consumers(covered, weights)
     names = [name for name in raw if name not in skipped]
-    total = sum((raw[name] for name in names), 0.0)
-    results: dict[str, ConsumerResult] = {}
+    agreements = {}
     for name in names:
         ref_out, chal_out = reference[name], challenger[name]
-        agreement = get_consumer(name).agreement(ref_out, chal_out)
-        share = raw[name] / total if total > 0 else 0.0
-        results[name] = ConsumerResult(name, share, agreement, ref_out, chal_out)
-    composite = (
-        float(composite_from_counts({n: r.result.counts for n, r in results.items()}, weights))
-        if total > 0
-        else None
+        agreements[name] = get_consumer(name).agreement(ref_out, chal_out)
+    silent = no_events({n: a.counts for n, a in agreements.items()})
+    combined = combine(
+        {n: a.agreement for n, a in agreements.items()},
+        {n: raw[n] for n in names},
+        dict.fromkeys(silent, NO_EVENTS),
     )
-    return DownstreamReport(results, composite, skipped)
+    results = {
+        name: ConsumerResult(
+            name,
+            combined.weights.get(name, 0.0),
+            agreements[name],
+            reference[name],
+            challenger[name],
+        )
+        for name in names
+    }
+    composite = None
+    if combined.value is not None:
+        composite = float(
+            composite_from_counts({n: a.counts for n, a in agreements.items()}, weights)
+        )
+    left_out = {n: r for n, r in combined.left_out.items() if n in results}
+    return DownstreamReport(
+        results, composite, skipped, left_out, combined.note("downstream") if left_out else None
+    )
 
 
 def run_downstream(

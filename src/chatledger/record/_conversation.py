@@ -91,6 +91,13 @@ class ModelResult(RecordModel):
     problems: list[str] = Field(default_factory=list)
     field_counts: dict[str, FieldCounts] = Field(default_factory=dict)
     aggregate: Aggregate = "macro"  # the per-field figure the extraction composite used
+    # Layers left out of this model's overall, each with the reason ("downstream": "no
+    # events"), the weights renormalised over the rest (layer_weights_used), and the line
+    # saying so (scoring.combine); consumers left out of the downstream layer likewise.
+    left_out: dict[str, str] = Field(default_factory=dict)
+    renormalisation: str | None = None
+    consumers_left_out: dict[str, str] = Field(default_factory=dict)
+    downstream_renormalisation: str | None = None
 
 
 class ReferenceInfo(RecordModel):

@@ -150,6 +150,11 @@ def missing_parts(files: RunFiles) -> list[str]:
             out.append(f"No {layer} layer in this run.")
     if run.renormalisation:
         out.append(run.renormalisation.capitalize() + ".")
+    for name in files.model_names:  # parts without evidence, left out and renormalised
+        model = files.model(name)
+        for text in (model.downstream_renormalisation, model.renormalisation):
+            if text:
+                out.append(f"{name}: {text}.")
     if run.human_gold is None and not run.reference_is_human:
         out.append(
             "No human gold: how far the reference itself is from human annotations is unknown."

@@ -54,7 +54,7 @@ from chatledger.runs._models import (
 )
 from chatledger.runs._panel import build_judges, judge_entry
 from chatledger.runs._record import build_record
-from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_composite
+from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_of
 from chatledger.runs._rows import downstream_rows, extraction_rows
 from chatledger.runs._series import build_series
 from chatledger.runs._stages import (
@@ -82,6 +82,7 @@ from chatledger.runs._units import (
     worker_extractions,
 )
 from chatledger.scoring import (
+    NO_EVENTS,
     ScoreReport,
     ScoringConfig,
     aggregate_of,
@@ -662,6 +663,8 @@ class _Run:
             },
             downstream_composite=report.downstream_composite,
             skipped={name: list(missing) for name, missing in report.skipped.items()},
+            left_out=dict(report.left_out),
+            renormalisation=report.renormalisation,
         )
         output = StageOutput(
             stage="downstream",
@@ -706,11 +709,19 @@ class _Run:
             self.reference_partial |= score.partial_reference
             aggregate = output.aggregate or "macro"
         consumers: dict[str, float] = {}
+        reasons: dict[str, str] = {}
+        consumers_left_out: dict[str, str] = {}
+        downstream_note: str | None = None
         if "downstream" in outputs:
             output, down = outputs["downstream"]
             rows += down
+            if output.downstream is not None:
+                consumers_left_out = dict(output.downstream.left_out)
+                downstream_note = output.downstream.renormalisation
             if output.layer_score is not None:
                 layers["downstream"] = output.layer_score
+            elif consumers_left_out:
+                reasons["downstream"] = NO_EVENTS  # no consumer had an event (DESIGN.md §5)
             if output.downstream is not None:
                 consumers = {k: c.agreement for k, c in output.downstream.consumers.items()}
         judge: JudgeSummary | None = None
@@ -728,16 +739,18 @@ class _Run:
         )
         model_series.field_scores = dict(fields)
         model_series.layer_scores = dict(layers)
-        used = {k: v for k, v in layers.items() if k in weights_used}
-        overall = overall_composite(used, weights_used)
+        combined = overall_of(layers, weights_used, reasons)
+        overall = combined.value if combined.value is not None else 0.0
         model_series.overall = overall
+        model_series.overall_weights = dict(combined.weights)
+        model_series.overall_left_out = dict(combined.left_out)
         rows.append((plan.name, RUN_LEVEL, "overall", "composite", "score", overall))
         summary_out = ModelSummary(
             name=plan.name,
             file=str(plan.path),
             layers=layers,
             overall=overall,
-            layer_weights_used=weights_used,
+            layer_weights_used=dict(combined.weights) if combined.left_out else weights_used,
             fields=fields,
             consumers=consumers,
             chunks=n,
@@ -752,6 +765,10 @@ class _Run:
             degenerate=facts.degenerate or {},
             field_counts=field_counts,
             aggregate=aggregate,
+            left_out=dict(combined.left_out),
+            renormalisation=combined.note("overall"),
+            consumers_left_out=consumers_left_out,
+            downstream_renormalisation=downstream_note,
         )
         return summary_out, rows, model_series
 

@@ -113,6 +113,7 @@ def load_run_side(run_dir: Path, record: ConversationRun, model: ModelResult) ->
     series.field_scores = dict(model.fields)
     series.layer_scores = dict(model.layers)
     series.overall = model.overall
+    series.overall_left_out = dict(model.left_out)
     valid = None
     if series.field_stats:
         usable = np.max(np.column_stack([m[:, _USABLE] for m in series.field_stats.values()]), 1)

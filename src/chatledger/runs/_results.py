@@ -8,6 +8,7 @@ from typing import Any
 
 from chatledger.core import InputError
 from chatledger.record import CalibrationBin, ConversationRun, FieldCounts, JudgeSummary
+from chatledger.scoring import Combined, combine
 
 
 @dataclass
@@ -35,6 +36,12 @@ class ModelSummary:
     # Per field: matched / reference / predicted items, both-empty chunks, macro and micro.
     field_counts: dict[str, FieldCounts] = field(default_factory=dict)
     aggregate: str = "macro"  # the per-field figure the extraction composite used
+    # Layers left out of this model's overall with the reason, and the line saying so
+    # (scoring.combine); consumers left out of its downstream layer likewise.
+    left_out: dict[str, str] = field(default_factory=dict)
+    renormalisation: str | None = None
+    consumers_left_out: dict[str, str] = field(default_factory=dict)
+    downstream_renormalisation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +64,10 @@ class ModelSummary:
             "field_counts": {k: c.model_dump(mode="json") for k, c in self.field_counts.items()},
             "aggregate": self.aggregate,
             "problems": self.problems,
+            "left_out": self.left_out,
+            "renormalisation": self.renormalisation,
+            "consumers_left_out": self.consumers_left_out,
+            "downstream_renormalisation": self.downstream_renormalisation,
         }
 
 
@@ -98,5 +109,18 @@ def layer_weights_used(
     return used, note
 
 
-def overall_composite(layers: dict[str, float], weights: dict[str, float]) -> float:
-    return sum(weights[name] * layers[name] for name in weights)
+def overall_composite(
+    layers: dict[str, float], weights: dict[str, float], reasons: dict[str, str] | None = None
+) -> float:
+    """The overall of one model (:func:`overall_of`'s value, 0.0 when no layer is left)."""
+    value = overall_of(layers, weights, reasons).value
+    return value if value is not None else 0.0
+
+
+def overall_of(
+    layers: dict[str, float], weights: dict[str, float], reasons: dict[str, str] | None = None
+) -> Combined:
+    """The overall of one model: the layers' composite under ``weights`` (those of the layers
+    that ran), a layer without a score or named in ``reasons`` left out and the rest
+    renormalised (:func:`chatledger.scoring.combine`; value None when nothing is left)."""
+    return combine(layers, weights, reasons)

@@ -27,7 +27,7 @@ STAGES_DIR = "stages"
 # The layout of a stored StageOutput. A stage stored in another layout is recomputed, not
 # reused (version 2: the downstream stage keeps each conversation's consumer counts;
 # version 3: pair terms count by the matched share, issue 27; version 4: typed summaries).
-STAGE_VERSION = 4
+STAGE_VERSION = 5
 
 
 def stage_key(stage: str, files: Sequence[Path | str], settings: JsonValue) -> str:
@@ -102,6 +102,10 @@ class DownstreamSummary(BaseModel):
     consumers: dict[str, ConsumerSummary]
     downstream_composite: float | None
     skipped: dict[str, list[str]] = Field(default_factory=dict)
+    # Consumers that ran but have no event on either side ("no events", DESIGN.md §5): left
+    # out of the composite, and the line saying how it renormalised.
+    left_out: dict[str, str] = Field(default_factory=dict)
+    renormalisation: str | None = None
 
 
 class StageOutput(StageFigures):

@@ -23,7 +23,13 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from chatledger.runs._tables import RUN_LEVEL, Row
-from chatledger.scoring import Aggregate, composite_value, field_value, statistic_names
+from chatledger.scoring import (
+    Aggregate,
+    combine_arrays,
+    composite_value,
+    field_value,
+    statistic_names,
+)
 from chatledger.stats import (
     Resamples,
     dirichlet_sensitivity,
@@ -71,6 +77,10 @@ class ModelSeries:
     field_scores: dict[str, float] = field(default_factory=dict)
     layer_scores: dict[str, float] = field(default_factory=dict)
     overall: float = 0.0
+    overall_weights: dict[str, float] = field(default_factory=dict)  # after leaving out
+    # layers the headline left out of the overall (scoring.combine's left_out): every
+    # resample leaves them out too
+    overall_left_out: dict[str, str] = field(default_factory=dict)
 
 
 class _Columns:
@@ -145,14 +155,16 @@ class _Figures:
         return self.downstream(m, sums)
 
     def overall(self, m: int, sums: FloatArray) -> FloatArray:
+        """The overall as the headline computes it (scoring.combine): a layer with no value in
+        a resample (downstream with no events drawn) leaves it, the rest renormalised."""
         layers = self.series[m].layer_scores
-        total = sum(
-            self.layer_weights[layer] * self.layer(m, layer, sums)
+        gone = self.series[m].overall_left_out
+        values = {
+            layer: self.layer(m, layer, sums)
             for layer in self.layer_weights
-            if layer in layers
-        )
-        assert isinstance(total, np.ndarray)
-        return total
+            if layer in layers and layer not in gone
+        }
+        return combine_arrays(values, self.layer_weights)
 
 
 def _conversation_sums(

@@ -95,7 +95,10 @@ def intervals_from(
     for row in range(len(resamples.estimates)):
         estimate = float(resamples.estimates[row])
         boot = resamples.values[row]
-        if boot.size == 0 or resamples.jackknife.shape[1] < 1:
+        boot = boot[~np.isnan(boot)]  # resamples where the figure has no value (no events)
+        jackknife = resamples.jackknife[row]
+        jackknife = jackknife[~np.isnan(jackknife)]
+        if boot.size == 0 or jackknife.size < 1:
             out.append(Interval(estimate, estimate, estimate, "single"))
             continue
         # Constant up to rounding (sums of resampled values differ in their last bits).
@@ -103,11 +106,7 @@ def intervals_from(
             out.append(Interval(estimate, estimate, estimate, "constant"))
             continue
         used = method
-        levels = (
-            _bca_levels(estimate, boot, resamples.jackknife[row], alpha)
-            if method == "BCa"
-            else None
-        )
+        levels = _bca_levels(estimate, boot, jackknife, alpha) if method == "BCa" else None
         if levels is None:
             used = "percentile"
             levels = (alpha, 1.0 - alpha)
