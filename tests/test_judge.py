@@ -84,15 +84,62 @@ def test_grounding_judge_labels_by_hand() -> None:
     # accuracy: credits 0.5, 0, 1, 0.5 -> mean 0.5 -> 50; hallucination: 3 of 4 not fabricated
     assert verdict.content_accuracy == pytest.approx(50.0)
     assert verdict.hallucination == pytest.approx(75.0)
-    # content messages (>= 4 words): m1, m2, m3; covered: m1 (cited), m4 (cited, not content),
-    # m3 (best support of action_items#0) -> 2 of 3
-    assert verdict.completeness == pytest.approx(200 / 3)
+    # content messages (>= 4 words, >= 2 content words): m1, m2, m3. Stated (not fabricated,
+    # not a copy): both claims and action_items#0. m1 shares boiler + expensive with the
+    # claims, m2 and m3 share call + plumber with action_items#0 -> 3 of 3 (a citation alone
+    # covers nothing: m4 is cited but says "ok").
+    assert verdict.completeness == pytest.approx(100.0)
 
 
-def test_empty_extraction_is_complete_nowhere() -> None:
+def test_grounding_judge_copies_stances_and_owners_by_hand() -> None:
+    extraction = ExtractionV3.model_validate(
+        {
+            "claims": [
+                # m1 word for word: repeats, states nothing of its own -> no credit.
+                {
+                    "text": "The new boiler is far too expensive",
+                    "polarity": "con",
+                    "speaker": "Ness Alderton",
+                    "evidence": ["m1"],
+                },
+                # "too expensive" reads against: labelled pro, it is flagged.
+                {
+                    "text": "the boiler is too expensive",
+                    "polarity": "pro",
+                    "speaker": "Ness Alderton",
+                    "evidence": ["m1"],
+                },
+            ],
+            "action_items": [
+                # Sam asks ("can you"), Ness commits ("I will"): the owner is Ness…
+                {"text": "call the plumber", "owner": "Ness", "evidence": ["m2", "m3"]},
+                # …not the one who asked.
+                {"text": "call the plumber", "owner": "Sam Ruiz", "evidence": ["m2", "m3"]},
+            ],
+            "qa_pairs": [{"question": "plumber?", "asked_by": "Sam Ruiz", "evidence": ["m2"]}],
+        }
+    )
+    verdict = GroundingJudge().judge(CHUNK, extraction)
+    labels = {item.item_id: item.label for item in verdict.items}
+    assert labels == {
+        "claims#0": "partially_supported",  # repeats m1 whole
+        "claims#1": "partially_supported",  # labelled pro, its words read against
+        "action_items#0": "none",
+        "action_items#1": "misattributed",  # Sam asked; Ness took it on
+        "qa_pairs#0": "partially_supported",  # one word states nothing
+    }
+    # credits 0 (copy), 0.5, 1, 0.5, 0 (one word) -> 2/5 -> 40
+    assert verdict.content_accuracy == pytest.approx(40.0)
+    assert verdict.hallucination == pytest.approx(100.0)
+    # stated: claims#1 (m1: boiler, expensive), action items (m2, m3: call, plumber) -> 3 of 3
+    assert verdict.completeness == pytest.approx(100.0)
+
+
+def test_empty_extraction_states_nothing() -> None:
+    # Nothing stated: completeness 0, and accuracy with it (no item is right); nothing made up.
     verdict = GroundingJudge().judge(CHUNK, ExtractionV3())
     assert (verdict.content_accuracy, verdict.completeness, verdict.hallucination) == (
-        100.0,
+        0.0,
         0.0,
         100.0,
     )

@@ -191,13 +191,13 @@ def test_a_panel_of_two_model_judges_and_grounding_in_a_run(
     # Per judge: A (80 + 70 + 90) / 300 = 0.8, B (60 + 50 + 100) / 300 = 0.7.
     assert judge["per_judge"]["A"] == pytest.approx(0.8)
     assert judge["per_judge"]["B"] == pytest.approx(0.7)
-    # Grounding on the 11 items: 10 'none' (credit 1) and the assumption 'partially_supported'
-    # (0.5) → accuracy 10.5/11 = 95.4545; no fabrication → hallucination 100; every message is
-    # covered → completeness 100.
-    grounding_labels = {"implicit_assumptions#0": "partially_supported"}
-    # Panel mean per chunk: accuracy (80 + 60 + 95.4545)/3, completeness (70 + 50 + 100)/3,
-    # hallucination (90 + 100 + 100)/3 → composite (235.4545 + 220 + 290) / 900 = 0.828283.
-    assert result.models[0].layers["judge"] == pytest.approx(745.454545 / 900, abs=1e-6)
+    # Grounding on the 11 items: 10 'none' (credit 1) and the action item 'misattributed' (0.5:
+    # Mei asked "Can you print the new setlist?", Jordan answered "Will do" — the owner is
+    # Jordan, not Mei) → accuracy 10.5/11 = 95.4545; no fabrication → hallucination 100; 4 of
+    # the 5 content messages are stated (ex1-m5, about the spare cables, is not) → 80.
+    # Panel mean per chunk: accuracy (80 + 60 + 95.4545)/3, completeness (70 + 50 + 80)/3,
+    # hallucination (90 + 100 + 100)/3 → composite (235.4545 + 200 + 290) / 900 = 0.806061.
+    assert result.models[0].layers["judge"] == pytest.approx(725.454545 / 900, abs=1e-6)
     agreement = judge["agreement"]
     assert agreement["judges"] == ["A", "B", "grounding"]
     # Each judge's scores are the same on all m = 3 chunks, so every unit holds the same three
@@ -210,10 +210,12 @@ def test_a_panel_of_two_model_judges_and_grounding_in_a_run(
     # fabricated 1; B none 9, over 1, misattributed 1 → p_e = (81 + 1)/121 = 82/121;
     # κ = (99 − 82)/(121 − 82) = 17/39.
     assert agreement["kappa"]["A|B"] == pytest.approx(17 / 39)
-    # A|grounding and B|grounding: 9 agreements of 11 (the 9 items both call 'none'); grounding
-    # says none 10 times → p_e = (9/11)(10/11) = 90/121; κ = (99 − 90)/(121 − 90) = 9/31.
-    assert agreement["kappa"]["A|grounding"] == pytest.approx(9 / 31)
-    assert agreement["kappa"]["B|grounding"] == pytest.approx(9 / 31)
+    # Grounding says none 10 times and misattributed once (the action item). A|grounding: both
+    # 'none' on 8 items → p_o = 8/11, p_e = (9·10)/121 → κ = (88 − 90)/(121 − 90) = −2/31.
+    # B|grounding: 9 shared 'none' + the action item → p_o = 10/11, p_e = (9·10 + 1·1)/121 →
+    # κ = (110 − 91)/(121 − 91) = 19/30.
+    assert agreement["kappa"]["A|grounding"] == pytest.approx(-2 / 31)
+    assert agreement["kappa"]["B|grounding"] == pytest.approx(19 / 30)
     # Nominal α on labels, recomputed from judgements.jsonl through the krippendorff package.
     lines = [
         json.loads(x) for x in (tmp_path / "out" / "judgements.jsonl").read_text().split("\n") if x
@@ -240,7 +242,7 @@ def test_a_panel_of_two_model_judges_and_grounding_in_a_run(
     assert agreement["alpha"]["labels"] == pytest.approx(expected)
     grounding = next(x for x in lines if x["judge"] == "grounding")["verdict"]
     assert {i["item_id"]: i["label"] for i in grounding["items"] if i["label"] != "none"} == (
-        grounding_labels
+        {"action_items#0": "misattributed"}
     )
     # What the judges cost sits in run.json: A 3 calls × (900 in, 250 out) at $0 (compatible
     # servers are free by default); B 3 × (1000, 200) at haiku's $1 / $5 per Mtok:

@@ -8,7 +8,7 @@ from chatledger.core import Chunk, ExtractionV3
 
 # field -> (text attribute, attribution attribute or None)
 JUDGED_FIELDS: dict[str, tuple[str, str | None]] = {
-    "decisions": ("text", None),
+    "decisions": ("text", "made_by"),
     "action_items": ("text", "owner"),
     "open_questions": ("text", "asked_by"),
     "claims": ("text", "speaker"),
@@ -30,11 +30,14 @@ class JudgedItem:
     text: str
     attributed_to: str | None
     evidence: tuple[str, ...]
+    # What else the item asserts that a judge must see (a claim's stance, a Q/A's answer).
+    detail: str | None = None
 
     def render(self) -> str:
+        said = f" [{self.detail}]" if self.detail else ""
         who = f" (attributed to {self.attributed_to})" if self.attributed_to else ""
         cites = f" [evidence: {', '.join(self.evidence)}]" if self.evidence else ""
-        return f"{self.item_id}: {self.text}{who}{cites}"
+        return f"{self.item_id}: {self.text}{said}{who}{cites}"
 
 
 def judged_items(extraction: ExtractionV3) -> list[JudgedItem]:
@@ -48,8 +51,16 @@ def judged_items(extraction: ExtractionV3) -> list[JudgedItem]:
             if field == "negotiation_patterns":
                 text = f"{item.pattern}: {text}" if text != item.pattern else text
             who = getattr(item, who_attr) if who_attr else None
+            if isinstance(who, list):  # a decision's deciders
+                who = ", ".join(who) or None
             evidence = tuple(getattr(item, "evidence", ()) or ())
-            items.append(JudgedItem(f"{field}#{index}", field, text, who, evidence))
+            detail = None
+            if field == "claims":
+                about = f" on {item.subject}" if item.subject else ""
+                detail = f"stance: {item.polarity}{about}"
+            elif field == "qa_pairs" and item.answer:
+                detail = f"answer: {item.answer}"
+            items.append(JudgedItem(f"{field}#{index}", field, text, who, evidence, detail))
     return items
 
 

@@ -336,3 +336,45 @@ def _placement(value: float, ladder: Sequence[tuple[str, float | None]]) -> str:
         if value >= low:
             return f"between {upper} and {lower}"
     return f"below {steps[-1][0]}"
+
+
+# The detection figures the grounding judge's tests hold (issue 28, "Must show").
+DETECTION_SHOWN: tuple[str, ...] = (
+    "invented",
+    "speaker_swapped",
+    "polarity_flipped",
+    "evidence_shifted",
+    "keywords",
+    "paraphrased",
+)
+
+
+def audit_markdown(audit: JudgeAudit) -> str:
+    """A judge's audit as two Markdown tables (composites; detection) and its verdict."""
+    rows = ["| extraction | composite | accuracy | completeness | hallucination |"]
+    rows.append("|---|---|---|---|---|")
+    for s in audit.sets:
+        scores = " | ".join(
+            f"{s.scores[k]:.1f}" if k in s.scores else "—" for k in SCORE_NAMES
+        )
+        composite = f"{s.composite:.3f}" if s.composite is not None else "unscored"
+        rows.append(f"| {s.name} | {composite} | {scores} |")
+    rows += ["", "| corruption | field | items | flagged | as expected |", "|---|---|---|---|---|"]
+    for d in audit.detection:
+        if d.effect not in DETECTION_SHOWN or (d.field and d.effect != "speaker_swapped"):
+            continue  # per field: only the swaps (their field is what the must-show names)
+        expected = (
+            f"{d.as_expected:.2f} ({d.expected_label})" if d.as_expected is not None else "—"
+        )
+        rows.append(
+            f"| {d.effect} | {d.field or 'all'} | {d.items} | {d.flagged:.2f} | {expected} |"
+        )
+    false_alarms = f"{audit.false_alarms:.3f}" if audit.false_alarms is not None else "—"
+    rows += [
+        "",
+        f"False alarms on the untouched reference: {false_alarms} of {audit.false_alarm_items} "
+        f"items. Monotone over the ladder: {'yes' if audit.monotone else 'no'}. "
+        + " ".join(f"The {k} extraction lands {v}." for k, v in audit.adversarial_rank.items())
+        + f" Audit: {'passed' if audit.passed else 'failed — ' + '; '.join(audit.failures)}.",
+    ]
+    return "\n".join(rows)

@@ -67,6 +67,10 @@ class CorruptionOperator(ABC):
             raise AssertionError(f"{self.name} changed the length of {field}")
         return list(range(before))
 
+    def changed(self, field: str, before: Any, after: Any) -> bool:
+        """Whether this operator really changed an item (not only reordered a list in it)."""
+        return bool(before != after)
+
     def apply_traced(
         self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
     ) -> tuple[ExtractionV3, dict[str, list[tuple[int | None, bool]]]]:
@@ -80,7 +84,9 @@ class CorruptionOperator(ABC):
             for j, origin in enumerate(
                 self.origins(field, len(old), len(new), chunk, severity, seed)
             ):
-                steps.append((origin, origin is None or new[j] != old[origin]))
+                steps.append(
+                    (origin, origin is None or self.changed(field, old[origin], new[j]))
+                )
             trace[field] = steps
         return out, trace
 
@@ -188,6 +194,13 @@ class SwapSpeaker(CorruptionOperator):
             if self.hit(seed, chunk, "decisions", i, severity):
                 decision["made_by"] = [_other_person(p, people) for p in decision["made_by"]]
         return _load(data)
+
+    def changed(self, field: str, before: Any, after: Any) -> bool:
+        # Everyone's name moved one along: the same deciders in another order is no swap.
+        if field == "decisions":
+            same = {p.casefold() for p in before.made_by} == {p.casefold() for p in after.made_by}
+            return not same
+        return bool(before != after)
 
 
 _INVENTED = (
