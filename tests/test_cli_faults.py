@@ -196,8 +196,23 @@ def test_a_full_disk_leaves_no_half_file(tmp_path: Path) -> None:
         result = chatledger(
             "structbench", "generate", "--n", "200", "--out", "tiny/e.jsonl", cwd=tmp_path
         )
-        assert_one_error_line(result, 1, "No space left on device")
+        assert_one_error_line(result, 1, "tiny/e.jsonl", "No space left on device")
         assert list((tmp_path / "tiny").iterdir()) == []
+
+
+@needs_root
+def test_a_full_disk_during_extract_names_the_file(tmp_path: Path) -> None:
+    _copy_examples(tmp_path)
+    with tmpfs(tmp_path / "tiny", "64k") as tiny:
+        with (tiny / "filler").open("wb", buffering=0) as filler, contextlib.suppress(OSError):
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+        result = chatledger(
+            "extract", "--model", "offline:rules", "--chunks", "chunks.jsonl",
+            "--out", "tiny/out.jsonl", cwd=tmp_path,
+        )  # fmt: skip
+        assert_one_error_line(result, 1, "tiny/out.jsonl", "No space left on device")
 
 
 def _sha(path: Path) -> str:
@@ -263,3 +278,88 @@ def test_a_server_over_reporting_usage_is_billed_at_most_max_tokens(tmp_path: Pa
     usage = json.loads(line)["usage"]
     assert usage["output_tokens"] == 1000 and usage["billed_usd"] == pytest.approx(0.01)
     assert any("1000000 output tokens reported" in w for w in usage["warnings"])
+
+
+# --- a server that is not there; outputs only once there is something to write (issue 31) ------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_refused_connection_is_one_line_naming_the_url_after_one_retry(tmp_path: Path) -> None:
+    _copy_examples(tmp_path)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    result = chatledger(
+        "extract", "--model", f"openai-compatible:{url}:m", "--chunks", "chunks.jsonl",
+        "--out", "out/x.jsonl", "--cache-dir", "cache", "--max-attempts", "5", cwd=tmp_path,
+    )  # fmt: skip
+    assert_one_error_line(result, 1, f"nothing is listening at {url} (connection refused)")
+    assert "chatledger serve-local MODEL" in result.err_lines[1]
+    # Two tries of the first chunk (not five), and no other chunk tried: the run stopped.
+    assert result.err.count("retrying") == 0  # warnings go to the log, not to stderr
+    assert not (tmp_path / "out" / "x.jsonl").exists()  # nothing to write: no empty file
+
+
+def test_a_refused_connection_is_tried_twice_not_max_attempts() -> None:
+    import asyncio
+
+    from chatledger.providers import CallSettings, CompletionRequest, OpenAICompatibleProvider
+    from chatledger.providers._errors import ServerUnreachableError
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    sent: list[int] = []
+    provider = OpenAICompatibleProvider(
+        base_url=url,
+        settings=CallSettings(max_attempts=5, backoff_initial_s=0.01, backoff_max_s=0.02),
+    )
+    send = provider._send
+
+    async def counting(call: object) -> object:
+        sent.append(1)
+        return await send(call)  # type: ignore[arg-type]
+
+    provider._send = counting  # type: ignore[method-assign]
+
+    async def go() -> None:
+        async with provider:
+            await provider.complete(
+                CompletionRequest.from_prompt(f"openai-compatible:{url}:m", "q")
+            )
+
+    with pytest.raises(ServerUnreachableError, match="nothing is listening at") as refused:
+        asyncio.run(go())
+    assert len(sent) == 2
+    assert refused.value.exit_code == 1
+
+
+def test_a_secret_in_a_query_string_is_never_echoed(tmp_path: Path) -> None:
+    _copy_examples(tmp_path)
+    model = "openai-compatible:http://127.0.0.1:9/v1?key=sk-SECRET-0451&x=1:m"
+    result = chatledger(
+        "extract", "--model", model, "--chunks", "chunks.jsonl", "--out", "x.jsonl", cwd=tmp_path
+    )
+    assert_one_error_line(result, 2, "/v1?key=***&x=***")
+    assert "SECRET-0451" not in result.err + result.out
+
+
+def test_extract_without_a_key_leaves_no_file_and_run_no_empty_folder(tmp_path: Path) -> None:
+    _copy_examples(tmp_path)
+    result = chatledger(
+        "extract", "--model", "openai:gpt-5.2", "--chunks", "chunks.jsonl",
+        "--out", "x.jsonl", "--cache-dir", "cache", cwd=tmp_path,
+    )  # fmt: skip
+    assert_one_error_line(result, 2, "OPENAI_API_KEY is not set")
+    assert not (tmp_path / "x.jsonl").exists()
+    config = RUN_YAML.replace(
+        "{file: challenger.jsonl, name: cheap}", "{model: openai:gpt-5.2, name: paid}"
+    )
+    assert config != RUN_YAML
+    (tmp_path / "run.yaml").write_text(config, encoding="utf-8")
+    ran = chatledger("run", "run.yaml", "--out", "run", cwd=tmp_path)
+    assert ran.code == 2, ran.err
+    assert not (tmp_path / "run" / "extractions").exists()

@@ -212,9 +212,13 @@ def extract_command(
     except KeyboardInterrupt:
         done = latest[-1] if latest else None
         written = done.written if done is not None else 0
+        # A failed chunk is still to do (a rerun asks it again): only written lines are done.
+        left = ""
+        if done is not None:
+            failed = f", {done.failed} of them failed" if done.failed else ""
+            left = f" ({done.to_do - done.written} of {done.to_do} still to do{failed})"
         raise Interrupted(
-            f"interrupted: {written} new line(s) written to {out}"
-            + (f" ({done.to_do - done.finished} still to do)" if done is not None else ""),
+            f"interrupted: {written} new line(s) written to {out}{left}",
             hint="run the same command again to resume; finished calls are cached",
         ) from None
     finally:

@@ -113,9 +113,12 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.close(fd)
         yield temporary
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             temporary.unlink()
+        if isinstance(exc, OSError) and exc.filename is None:
+            # A write that failed (a full disk) says no file: it is this one.
+            exc.filename = str(target)
         raise
 
 

@@ -54,6 +54,9 @@ def output_lock(path: str | Path) -> Iterator[None]:
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
+    # A folder made here and left empty (nothing was written: no key, nothing listening) is
+    # removed again on release.
+    created = not out.parent.exists()
     out.parent.mkdir(parents=True, exist_ok=True)
     sidecar = lock_path(out)
     while True:
@@ -78,10 +81,17 @@ def output_lock(path: str | Path) -> Iterator[None]:
             break
         os.close(fd)  # the previous holder removed it between our open and our lock
     try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        except OSError as exc:
+            exc.filename = exc.filename or str(sidecar)  # a full disk: name the file
+            raise
         yield
     finally:
         with contextlib.suppress(OSError):
             os.unlink(sidecar)
         os.close(fd)
+        if created:
+            with contextlib.suppress(OSError):
+                out.parent.rmdir()  # only if empty

@@ -73,6 +73,7 @@ from chatledger.providers import (
     Provider,
     ProviderError,
     ProviderHub,
+    ServerUnreachableError,
     run_sync,
 )
 
@@ -257,7 +258,9 @@ async def aextract_chunks(
         if not todo:
             return summary
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
+        # Opened on the first line: a run stopped before any (no key, nothing listening)
+        # leaves no empty file behind.
+        with _LazyAppend(path) as handle:
             if offline:
                 await _extract_offline(
                     offline_extractor(model_id),
@@ -329,7 +332,47 @@ def _supersede(path: Path, state: ResumeState) -> None:
 LineFingerprint = Callable[[str], dict[str, JsonValue]]
 
 
-def _write(handle: IO[str], line: dict[str, Any]) -> None:
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming ``path`` (a failed write, e.g. a full disk, names no file)."""
+    if exc.filename is None:
+        exc.filename = str(path)
+    return exc
+
+
+class _LazyAppend:
+    """A text file opened for appending on its first write (never, if nothing is written)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[str] | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            if self._handle is None:
+                self._handle = self.path.open("a", encoding="utf-8")
+            return self._handle.write(text)
+        except OSError as exc:
+            raise _named(exc, self.path) from None
+
+    def flush(self) -> None:
+        if self._handle is not None:
+            try:
+                self._handle.flush()
+            except OSError as exc:
+                raise _named(exc, self.path) from None
+
+    def __enter__(self) -> _LazyAppend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            try:
+                self._handle.close()
+            except OSError as error:
+                raise _named(error, self.path) from None
+
+
+def _write(handle: IO[str] | _LazyAppend, line: dict[str, Any]) -> None:
     # One write and a flush per line: a killed run leaves whole lines (or a partial last one,
     # which the next run cuts off); the event loop runs one writer at a time.
     handle.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -339,7 +382,7 @@ def _write(handle: IO[str], line: dict[str, Any]) -> None:
 async def _extract_offline(
     extractor: Extractor,
     todo: Sequence[tuple[Chunk, int]],
-    handle: IO[str],
+    handle: IO[str] | _LazyAppend,
     summary: ExtractionSummary,
     fingerprint: LineFingerprint,
     on_progress: ProgressCallback | None,
@@ -378,7 +421,7 @@ async def _extract_offline(
 async def _extract_with_model(
     style: PromptStyle,
     todo: Sequence[tuple[Chunk, int]],
-    handle: IO[str],
+    handle: IO[str] | _LazyAppend,
     summary: ExtractionSummary,
     fingerprint: LineFingerprint,
     *,
@@ -417,7 +460,7 @@ async def _extract_with_model(
                 if summary.stopped is None:
                     summary.stopped = exc
                 return
-            except (MissingApiKeyError, PriceUnknownError) as exc:
+            except (MissingApiKeyError, PriceUnknownError, ServerUnreachableError) as exc:
                 fatal.append(exc)
                 return
             except ProviderError as exc:

@@ -40,6 +40,7 @@ from chatledger.providers import (
     Provider,
     ProviderError,
     ProviderHub,
+    ServerUnreachableError,
     parse_model_id,
     run_sync,
 )
@@ -204,6 +205,7 @@ class LLMJudge(Judge):
                     MissingApiKeyError,
                     PriceUnknownError,
                     EnvironmentFault,  # no runtime, no server: no call can succeed
+                    ServerUnreachableError,
                 ) as exc:
                     stop.append(exc)
                     return None
@@ -224,7 +226,12 @@ class LLMJudge(Judge):
     ) -> Verdict | None:
         try:
             completion = await hub.complete(self.request(chunk, extraction))
-        except (BudgetExceeded, MissingApiKeyError, PriceUnknownError):
+        except (
+            BudgetExceeded,
+            MissingApiKeyError,
+            PriceUnknownError,
+            ServerUnreachableError,
+        ):
             raise
         except ProviderError as exc:
             log.warning("judge %s: chunk %s not judged: %s", self.name, chunk.chunk_id, exc)

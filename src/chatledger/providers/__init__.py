@@ -39,6 +39,7 @@ from chatledger.providers._errors import (
     MissingApiKeyError,
     PriceUnknownError,
     ProviderError,
+    ServerUnreachableError,
 )
 from chatledger.providers._hub import ProviderHub
 from chatledger.providers._ledger import DEFAULT_LEDGER, LedgerTotals, SpendLedger
@@ -114,6 +115,7 @@ __all__ = [
     "RawReply",
     "Reservation",
     "ServerOptions",
+    "ServerUnreachableError",
     "SpendLedger",
     "TokenBucket",
     "WireCall",

@@ -25,7 +25,12 @@ from chatledger.providers._base import (
     reported_count,
 )
 from chatledger.providers._clients import LoopBoundClient
-from chatledger.providers._errors import ProviderError, RetryableError
+from chatledger.providers._errors import (
+    ConnectionRefusedRetry,
+    ProviderError,
+    RetryableError,
+    connection_refused,
+)
 from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import ANTHROPIC
 from chatledger.providers._secrets import read_api_key
@@ -125,7 +130,9 @@ class AnthropicProvider(ManagedProvider):
             ) from None
         except anthropic.APITimeoutError:
             raise RetryableError(f"timed out after {call.timeout_s:g} s") from None
-        except anthropic.APIConnectionError:
+        except anthropic.APIConnectionError as exc:
+            if connection_refused(exc):
+                raise ConnectionRefusedRetry(None) from None
             raise RetryableError("connection failed") from None
         return read_message(call, body, secrets=secrets)
 

@@ -74,6 +74,29 @@ class RetryableError(EnvironmentFault):
         super().__init__(reason)
 
 
+class ConnectionRefusedRetry(RetryableError):
+    """Nothing listens at the server's address (the connection was refused, not timed out
+    or overloaded): tried once more, then :class:`ServerUnreachableError`. Internal."""
+
+    def __init__(self, url: str | None) -> None:
+        super().__init__("connection refused")
+        self.url = url
+
+
+def connection_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it, as an SDK wraps it) is a refused connection."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        if "connection refused" in str(current).lower() or "errno 111" in str(current).lower():
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 class MalformedReplyError(RetryableError):
     """The server answered 200 but the body is not a reply of its API (an HTML page from a
     proxy, invalid UTF-8, JSON of another shape). Retried like any transient failure.
@@ -97,6 +120,24 @@ class ReplyTooLargeError(UnreadableReplyError):
     """The reply's body was longer than ``CallSettings.max_reply_bytes``: cut off as it
     arrived, not retried (it would come back as long), not cached; the completion is an
     invalid output."""
+
+
+class ServerUnreachableError(ProviderError):
+    """Nothing listens at a model server's address: every call to it would fail the same
+    way, so a run stops at once, with one line naming the URL and a hint saying how to start a
+    server. An environment fault (exit 1): start the server and run the same command."""
+
+    exit_code = 1
+
+    def __init__(self, label: str, url: str | None) -> None:
+        self.url = url
+        where = url or "the model's server"
+        super().__init__(f"{label}: nothing is listening at {where} (connection refused)")
+        self.hint = (
+            "start the model server first — 'chatledger serve-local MODEL' for a local GGUF "
+            "model, or your server's own command (llama-server, ollama serve, vllm serve) — "
+            "or fix the URL in the model id"
+        )
 
 
 class SchemaRejectedError(ProviderError):

@@ -61,6 +61,8 @@ class HttpConnectionError(EnvironmentFault):
         super().__init__(reason)
         # Whether any byte of the reply had arrived (a request that got none may be re-sent).
         self.replied = replied
+        # Whether nothing listened at the address (the connection was refused).
+        self.refused = False
 
 
 class HttpBodyTooLarge(HttpConnectionError):
@@ -410,7 +412,9 @@ class HttpPool:
                 server_hostname=self.host if context is not None else None,
             )
         except (OSError, ssl.SSLError) as exc:
-            raise HttpConnectionError(f"cannot connect ({type(exc).__name__})") from None
+            failed = HttpConnectionError(f"cannot connect ({type(exc).__name__})")
+            failed.refused = isinstance(exc, ConnectionRefusedError)
+            raise failed from None
         self.opened += 1
         return connection
 

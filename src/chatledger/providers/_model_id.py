@@ -17,7 +17,7 @@ host are always the port: ``http://h:8000:m`` is model ``m`` on port 8000.
 
 Credentials in the URL are refused (keys come only from the environment), and no error ever
 repeats them: every message quotes the id through :func:`redact_model_id`, which replaces
-whatever stands before an ``@`` with ``***``.
+whatever stands before an ``@``, and every query parameter's value, with ``***``.
 """
 
 from __future__ import annotations
@@ -85,11 +85,19 @@ class ModelId:
         return f"{self.provider}:{self.base_url}" if self.base_url else self.provider
 
 
+# A query parameter's value (``?key=…``, ``&token=…``): up to the next parameter, a space, a
+# fragment or a quote — the model name after it may go too, the secret never stays.
+_QUERY_VALUE = re.compile(r"([?&][^=&\s'\"?#]*=)[^&\s'\"#]*")
+
+
 def redact_model_id(text: str) -> str:
-    """``text`` fit to quote in a message: with an ``@`` in it, everything from the start of
-    the URL's authority (or of the part after the provider prefix) up to the last ``@`` is
-    replaced by ``***`` — ``http://user:secret@host:8000/v1:m`` becomes
-    ``http://***@host:8000/v1:m``. The last ``@``, because a password may hold one itself."""
+    """``text`` fit to quote in a message: every query parameter's value replaced by ``***``
+    (``/v1?key=secret:m`` → ``/v1?key=***``), and with an ``@`` in it, everything from the
+    start of the URL's authority (or of the part after the provider prefix) up to the last
+    ``@`` — ``http://user:secret@host:8000/v1:m`` becomes ``http://***@host:8000/v1:m``. The
+    last ``@``, because a password may hold one itself."""
+    if "=" in text:
+        text = _QUERY_VALUE.sub(r"\1***", text)
     at = text.rfind("@")
     if at < 0:
         return text

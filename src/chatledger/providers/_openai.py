@@ -31,7 +31,13 @@ from chatledger.providers._base import (
     reported_count,
 )
 from chatledger.providers._clients import LoopBoundClient
-from chatledger.providers._errors import ProviderError, ReplyTooLargeError, RetryableError
+from chatledger.providers._errors import (
+    ConnectionRefusedRetry,
+    ProviderError,
+    ReplyTooLargeError,
+    RetryableError,
+    connection_refused,
+)
 from chatledger.providers._http import (
     HttpBodyTooLarge,
     HttpConnectionError,
@@ -123,12 +129,18 @@ class OpenAIProvider(ManagedProvider):
                 response = await route.post(payload)
             except HttpBodyTooLarge as exc:
                 raise ReplyTooLargeError(f"{call.model}: {exc}", reason=str(exc)) from None
-            except HttpConnectionError:
+            except HttpConnectionError as exc:
+                if exc.refused:
+                    raise ConnectionRefusedRetry(self._server_url(call)) from None
                 raise RetryableError("connection failed") from None
             if not 300 <= response.status < 400:
                 return self._read(call, response, secrets)
             # A redirect: the SDK follows it as it always has.
         return await self._send_with_sdk(route.sdk, call, body, secrets)
+
+    def _server_url(self, call: WireCall) -> str:
+        """The server the call went to, as the person wrote it."""
+        return call.model.base_url or self.base_url or "https://api.openai.com/v1"
 
     def _body(self, call: WireCall) -> dict[str, Any]:
         """The Chat Completions request body, in the wire format."""
@@ -228,7 +240,9 @@ class OpenAIProvider(ManagedProvider):
             ) from None
         except openai.APITimeoutError:
             raise RetryableError(f"timed out after {call.timeout_s:g} s") from None
-        except openai.APIConnectionError:
+        except openai.APIConnectionError as exc:
+            if connection_refused(exc):
+                raise ConnectionRefusedRetry(self._server_url(call)) from None
             raise RetryableError("connection failed") from None
         # A body labelled JSON that is not JSON, or not text at all (the SDK decodes it).
         except json.JSONDecodeError as exc:

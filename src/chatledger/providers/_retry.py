@@ -26,11 +26,14 @@ from tenacity import (
     stop_after_attempt,
     wait_exponential_jitter,
 )
+from tenacity.stop import stop_base
 
 from chatledger.providers._errors import (
+    ConnectionRefusedRetry,
     MalformedReplyError,
     ProviderError,
     RetryableError,
+    ServerUnreachableError,
     UnreadableReplyError,
 )
 from chatledger.providers._limits import CallGate
@@ -114,8 +117,9 @@ async def call_with_retries(
         return await _within_deadline(send, settings.timeout_s)
     except RetryableError as exc:
         first: RetryableError | None = exc
+
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(settings.max_attempts),
+        stop=stop_after_attempt(settings.max_attempts) | _RefusedTwice(),
         wait=_Wait(settings),
         retry=retry_if_exception_type(RetryableError),
         before_sleep=before_sleep,
@@ -129,6 +133,8 @@ async def call_with_retries(
                     raise failed
                 await gate.before_request()
                 return await _within_deadline(send, settings.timeout_s)
+    except ConnectionRefusedRetry as exc:
+        raise ServerUnreachableError(label, exc.url) from None
     except RetryableError as exc:
         message = (
             f"{label}: gave up after {settings.max_attempts} attempts; last error: {exc.reason}"
@@ -137,6 +143,15 @@ async def call_with_retries(
             raise UnreadableReplyError(message, reason=exc.reason) from None
         raise ProviderError(message) from None
     raise AssertionError("tenacity ended without a result or an error")  # pragma: no cover
+
+
+class _RefusedTwice(stop_base):
+    """A refused connection is not an overloaded server: one more try, then stop."""
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        outcome = retry_state.outcome
+        error = outcome.exception() if outcome is not None else None
+        return isinstance(error, ConnectionRefusedRetry) and retry_state.attempt_number >= 2
 
 
 async def _within_deadline(send: Callable[[], Awaitable[T]], timeout_s: float) -> T:

@@ -20,6 +20,7 @@ from chatledger.providers import (
     PriceUnknownError,
     Provider,
     ProviderError,
+    ServerUnreachableError,
 )
 from chatledger.structbench.dataset import Document, Example, Prediction
 from chatledger.structbench.prompting._strategies import STRATEGIES, CallOptions, Strategy
@@ -98,7 +99,7 @@ async def run_strategy(
                 outcome.budget_stop = outcome.budget_stop or str(exc)
                 stop.set()
                 return
-            except (MissingApiKeyError, PriceUnknownError) as exc:
+            except (MissingApiKeyError, PriceUnknownError, ServerUnreachableError) as exc:
                 fatal.append(exc)
                 stop.set()
                 return
