@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from chatledger.core import EnvironmentFault
 from chatledger.providers._budget import Budget, Reservation
 from chatledger.providers._cache import CompletionCache, EncodedJson, cache_key
 from chatledger.providers._errors import (
@@ -39,6 +40,7 @@ from chatledger.providers._errors import (
     SchemaRejectedError,
     UnreadableReplyError,
 )
+from chatledger.providers._lease import HeldLease
 from chatledger.providers._limits import CallGate
 from chatledger.providers._model_id import ModelId, parse_model_id
 from chatledger.providers._pricing import ModelPrice, PriceTable
@@ -393,11 +395,14 @@ class ManagedProvider(Provider):
             tally.add(reply, cached=True)
             return reply
         assert token is not None
-        async with self.cache.leases.holding(key, token):
-            return await self._live_call(key, call, tally)
+        async with self.cache.leases.holding(key, token) as lease:
+            return await self._live_call(key, call, tally, lease)
 
-    async def _live_call(self, key: str, call: WireCall, tally: _Tally) -> RawReply:
-        """``call`` sent now: reserved, sent with retries, priced, cached and settled."""
+    async def _live_call(
+        self, key: str, call: WireCall, tally: _Tally, lease: HeldLease | None = None
+    ) -> RawReply:
+        """``call`` sent now: reserved, sent with retries, priced, cached and settled; the
+        reply, the spend and the end of ``lease`` written in one transaction of the cache."""
         model = call.model
         # Reserve the budget only once a concurrency slot is ours: reserving for every queued
         # call at once would refuse calls far below the cap.
@@ -424,20 +429,36 @@ class ManagedProvider(Provider):
         reply = reply.model_copy(
             update={"cost_usd": cost, "latency_s": time.perf_counter() - started}
         )
-        # The reply is kept before the spend is settled: were settling to fail (a full disk),
-        # the paid answer is still on disk for the next run.
-        if self.cache is not None:
-            # An empty usage_warnings is left out, so the row reads in versions without it.
-            unflagged = {"usage_warnings"} if not reply.usage_warnings else None
-            self.cache.put(key, str(model), reply.model_dump(mode="json", exclude=unflagged))
-        tally.add(reply, cached=False)
-        if reservation is not None and self.budget is not None:
-            self.budget.settle(
+        settle = (
+            self.budget.book(
                 reservation,
                 cost,
                 input_tokens=reply.input_tokens,
                 output_tokens=reply.output_tokens,
             )
+            if reservation is not None and self.budget is not None
+            else None
+        )
+        if self.cache is not None:
+            # An empty usage_warnings is left out, so the row reads in versions without it.
+            unflagged = {"usage_warnings"} if not reply.usage_warnings else None
+            row = reply.model_dump(mode="json", exclude=unflagged)
+            try:
+                # One commit a call: the reply, the spend and the lease's end together.
+                with self.cache.transaction():
+                    self.cache.put(key, str(model), row)
+                    if settle is not None:
+                        settle()
+                    if lease is not None:
+                        lease.release()
+            except EnvironmentFault:
+                # Were the spend's write to fail (a full disk), the paid answer is still kept
+                # when it can be: on its own, as before the spend was written with it.
+                self.cache.put(key, str(model), row)
+                raise
+        elif settle is not None:
+            settle()
+        tally.add(reply, cached=False)
         return reply
 
     async def _batched_call(self, key: str, call: WireCall, tally: _Tally) -> RawReply:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from chatledger.providers._errors import BudgetExceeded
@@ -141,17 +143,37 @@ class Budget:
         output_tokens: int = 0,
     ) -> None:
         """The call finished and cost ``cost_usd``: release the hold, record the spend."""
+        write = self.book(
+            reservation, cost_usd, input_tokens=input_tokens, output_tokens=output_tokens
+        )
+        if write is not None:
+            write()
+
+    def book(
+        self,
+        reservation: Reservation,
+        cost_usd: float,
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> Callable[[], None] | None:
+        """:meth:`settle` in two parts: this budget's own books now, and the ledger's write
+        returned (None without a ledger) for the caller to make — inside the cache's
+        transaction that also stores the reply, so a call costs one commit."""
         with self._lock:
             self._reserved.pop((reservation.in_ledger, reservation.ticket), None)
             self.spent_usd += cost_usd
             self.live_calls += 1
-            if self.ledger is not None and reservation.in_ledger:
-                self.ledger.settle(
-                    reservation.ticket,
-                    cost_usd,
-                    input_tokens=input_tokens,
-                    output_tokens=output_tokens,
-                )
+            ledger = self.ledger if reservation.in_ledger else None
+        if ledger is None:
+            return None
+        return partial(
+            ledger.settle,
+            reservation.ticket,
+            cost_usd,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
 
     def release(self, reservation: Reservation) -> None:
         """The call failed before it was billed: release the hold."""

@@ -110,7 +110,8 @@ class CompletionCache:
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / CACHE_FILE
-        self._lock = threading.Lock()
+        # Re-entrant: writes inside transaction() (the same thread) take it again.
+        self._lock = threading.RLock()
         with self._guard("open"):
             # Autocommit: each put is its own short transaction; WAL lets readers run alongside.
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -182,10 +183,22 @@ class CompletionCache:
         return all_ledgers(self)
 
     @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Several writes as one transaction, one commit: every write of this cache (a reply,
+        a ledger's spend, a lease's end) made by this thread inside it joins it."""
+        with self._immediate():
+            yield
+
+    @contextmanager
     def _immediate(self) -> Iterator[sqlite3.Connection]:
         """One write transaction that takes the database's write lock at its start, so a
-        check and the write that depends on it cannot interleave with another process."""
+        check and the write that depends on it cannot interleave with another process. Inside
+        :meth:`transaction` (the lock held, a transaction open: this thread's) it joins that
+        one."""
         with self._lock, self._guard("write to"):
+            if self._conn.in_transaction:
+                yield self._conn
+                return
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -198,6 +211,9 @@ class CompletionCache:
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
         """One read transaction: several queries see the same state."""
         with self._lock, self._guard("read"):
+            if self._conn.in_transaction:  # inside this thread's transaction(): read in it
+                yield self._conn
+                return
             self._conn.execute("BEGIN")
             try:
                 yield self._conn

@@ -70,6 +70,21 @@ def _holder_alive(
     return _pid_alive(pid)
 
 
+@dataclass
+class HeldLease:
+    """A lease this caller holds, released once."""
+
+    leases: CallLeases
+    key: str
+    token: str
+    released: bool = False
+
+    def release(self) -> None:
+        if not self.released:
+            self.leases.release(self.key, self.token)
+            self.released = True
+
+
 class CallLeases:
     """The leases of one :class:`CompletionCache` (get them with ``cache.leases``)."""
 
@@ -139,8 +154,10 @@ class CallLeases:
             wait = min(wait * 2, self.settings.poll_max_s)
 
     @asynccontextmanager
-    async def holding(self, key: str, token: str) -> AsyncIterator[None]:
-        """Heartbeats while the body runs; the lease is released when it ends, however."""
+    async def holding(self, key: str, token: str) -> AsyncIterator[HeldLease]:
+        """Heartbeats while the body runs; the lease is released when it ends, however (or
+        earlier by the body, :meth:`HeldLease.release`: in the transaction storing the reply)."""
+        held = HeldLease(self, key, token)
 
         async def heartbeat() -> None:
             while True:
@@ -149,7 +166,7 @@ class CallLeases:
 
         task = asyncio.create_task(heartbeat())
         try:
-            yield
+            yield held
         finally:
             task.cancel()
             try:
@@ -158,7 +175,7 @@ class CallLeases:
                 pass
             except Exception as exc:  # a failed heartbeat must not hide the call's outcome
                 log.debug("lease heartbeat failed: %s", exc)
-            self.release(key, token)
+            held.release()
 
     def held(self) -> int:
         """How many leases are recorded (live or not)."""
