@@ -113,6 +113,9 @@ def test_run_returns_the_record_it_wrote_and_gate_reads_it(corpus: Path, tmp_pat
     assert isinstance(verdict, cl.GateResult)
     cheap, rules = record.model("cheap"), record.model("offline:rules")
     assert verdict.outcomes[0].difference == pytest.approx(rules.overall - cheap.overall)
+    # The reason stands alone: the figure first, the rule last.
+    reason = verdict.outcomes[0].reason
+    assert reason.startswith("overall changed ") and reason.endswith("(rule: max_drop 0)")
     assert not (out / "report.html").exists()
     cl.run(corpus / "run.yaml", out=out, report=True)
     assert (out / "report.html").is_file()
@@ -125,3 +128,40 @@ def test_importing_chatledger_loads_none_of_the_api() -> None:
         "cl.score; assert 'chatledger._api' in sys.modules and 'numpy' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"aggregate": "mcro"}, "aggregate='mcro' is not one of: macro, micro"),
+        ({"matcher": "bogus"}, "matcher='bogus' is not one of: token_set, guarded"),
+        ({"schema": "v2"}, "schema='v2' is not one of: v1, v3"),
+    ],
+)
+def test_an_argument_out_of_its_choices_is_an_input_error_listing_them(
+    corpus: Path, kwargs: dict[str, str], message: str
+) -> None:
+    with pytest.raises(InputError) as refused:
+        cl.score(corpus / "gold.jsonl", corpus / "cheap.jsonl", **kwargs)  # type: ignore[arg-type]
+    assert message in str(refused.value)
+    assert isinstance(refused.value, cl.ChatLedgerError)
+
+
+def test_run_and_gate_arguments_are_checked(corpus: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="report=1 is not one of: True, False"):
+        cl.run(corpus / "run.yaml", out=tmp_path / "r", report=1)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="baseline is a int, not a path"):
+        cl.gate(3, tmp_path, rules="{overall: {max_drop: 0}}")  # type: ignore[arg-type]
+    assert not (tmp_path / "r").exists()
+
+
+def test_dir_and_help_show_the_lazy_names() -> None:
+    code = (
+        "import chatledger as cl, pydoc, sys; "
+        "names = dir(cl); "
+        "assert {'score', 'run', 'gate', 'ScoreReport', 'GateResult'} <= set(names), names; "
+        "assert 'import_module' not in names and 'chatledger._api' not in sys.modules; "
+        "text = pydoc.render_doc(cl, renderer=pydoc.plaintext); "
+        "assert 'score(reference' in text and 'gate(baseline' in text and 'run(config' in text"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -363,3 +363,23 @@ def test_extract_without_a_key_leaves_no_file_and_run_no_empty_folder(tmp_path: 
     ran = chatledger("run", "run.yaml", "--out", "run", cwd=tmp_path)
     assert ran.code == 2, ran.err
     assert not (tmp_path / "run" / "extractions").exists()
+
+
+def test_a_piped_leaderboard_cuts_no_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped (no terminal, no COLUMNS), the leaderboard is as wide as its content: rich fitted
+    it to 80 columns and cut headers and values ("extrac…", "0.8…")."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    _copy_examples(tmp_path)
+    config = RUN_YAML.replace(
+        "{file: challenger.jsonl, name: cheap}",
+        "{file: challenger.jsonl, name: a-challenger-with-a-rather-long-name}\n"
+        "  - {model: offline:rules}",
+    )
+    (tmp_path / "run.yaml").write_text(config, encoding="utf-8")
+    result = chatledger("run", "run.yaml", "--out", "run", cwd=tmp_path)
+    assert result.code == 0, result.err
+    table = result.out.split("layer weights")[0]
+    header = next(line for line in table.splitlines() if "model" in line)
+    assert "…" not in table
+    assert all(word in header for word in ("overall", "extraction", "downstream", "$/chunk"))
+    assert max(len(line) for line in table.splitlines()) > 80

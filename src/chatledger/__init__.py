@@ -72,3 +72,9 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'chatledger' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The lazy names too, so ``dir(chatledger)``, tab completion and ``help(chatledger)``
+    show ``score``, ``run``, ``gate`` and the types (``help`` then loads them)."""
+    return sorted({name for name in globals() if name.startswith("__")} | set(__all__))

@@ -8,7 +8,9 @@ the typed results instead of printing them.
     verdict = cl.gate("runs/main", "runs/today", rules="gate.yaml")  # cl.GateResult
 
 Every function raises :class:`chatledger.InputError` (a :class:`chatledger.ChatLedgerError`)
-for bad input, with the file, line and field in its message, exactly as the CLI prints it.
+for bad input, with the file, line and field in its message, exactly as the CLI prints it — an
+argument out of its choices included (``aggregate="mcro"``: "aggregate='mcro' is not one of:
+macro, micro"), before any file is read.
 """
 
 from __future__ import annotations
@@ -48,8 +50,14 @@ def score(
     shaped as the file's lines). ``weights`` is a weights file (weights, thresholds, matcher).
     Unlike the CLI, which streams the files, the report keeps every chunk's scores
     (``report.chunks``)."""
+    from chatledger.matching import MATCHERS
     from chatledger.scoring import score_records
 
+    _choice("schema", schema, ("v1", "v3"))
+    if matcher is not None:
+        _choice("matcher", matcher, tuple(MATCHERS))
+    if aggregate is not None:
+        _choice("aggregate", aggregate, ("macro", "micro"))
     config = _scoring_config(schema, weights, matcher, aggregate)
 
     problems: list[Problem] = []
@@ -81,6 +89,12 @@ def run(
     from chatledger.core import prepare_output_dir
     from chatledger.runs import execute_run, load_run_config
 
+    _path_like("config", config)
+    _path_like("out", out)
+    _flag("batch", batch)
+    _flag("report", report)
+    if executor is not None and not isinstance(executor, str):
+        _refuse("executor", executor, "local, processes[:N] or dask[:ADDRESS]")
     loaded = load_run_config(Path(config))
     if batch and not loaded.config.batch:
         loaded = loaded.model_copy(
@@ -111,6 +125,12 @@ def gate(
     ``result.passed`` says whether every rule passed."""
     from chatledger.gating import evaluate_gate, load_gate_rules
 
+    for name, value in (("baseline", baseline), ("candidate", candidate)):
+        if value is not None:
+            _path_like(name, value)
+    _path_like("rules", rules)
+    if strict is not None:
+        _flag("strict", strict)
     return evaluate_gate(
         load_gate_rules(os.fspath(rules)),
         Path(baseline) if baseline is not None else None,
@@ -119,6 +139,33 @@ def gate(
         candidate_model=candidate_model,
         strict=strict,
     )
+
+
+def _refuse(name: str, value: object, allowed: str) -> None:
+    from chatledger.core import InputError
+
+    raise InputError(f"{name}={value!r} is not one of: {allowed}", field=name)
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    """An argument that must be one of ``allowed``: else an InputError listing them."""
+    if not isinstance(value, str) or value not in allowed:
+        _refuse(name, value, ", ".join(allowed))
+
+
+def _flag(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        _refuse(name, value, "True, False")
+
+
+def _path_like(name: str, value: object) -> None:
+    from chatledger.core import InputError
+
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(
+            f"{name} is a {type(value).__name__}, not a path (a str or a pathlib.Path)",
+            field=name,
+        )
 
 
 def _scoring_config(

@@ -48,8 +48,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "demo": (
         "_demo_cmd",
-        "Run the benchmark on the bundled corpus, offline: gold vs the offline extractor and\n"
-        "three simulated models of rising corruption; then the offline extractor vs human gold.",
+        "Run the benchmark on the bundled corpus, offline: gold vs the offline extractor,\n"
+        "three simulated models and three recorded local models (Qwen2.5-Coder 1.5B and 0.5B,\n"
+        "SmolLM2-135M); the switch run (the recorded 1.5B as reference); then the offline\n"
+        "extractor vs human gold.",
     ),
     "downstream": (
         "_downstream_cmd",
@@ -297,6 +299,12 @@ app = typer.Typer(
 # built with Text objects (see ``styled``).
 stdout = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
 stderr = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
+# Piped or redirected (no terminal, no COLUMNS), rich would fit tables to 80 columns and cut
+# their values ("extrac…", "0.8…"): a file or a pipe gets each table as wide as its content.
+PIPED_WIDTH = 400
+for _console in (stdout, stderr):
+    if not _console.is_terminal and not os.environ.get("COLUMNS", "").strip():
+        _console.width = PIPED_WIDTH
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130

@@ -212,8 +212,10 @@ def demo_command(
     ),
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
-    """Run the benchmark on the bundled corpus, offline: gold vs the offline extractor and
-    three simulated models of rising corruption; then the offline extractor vs human gold."""
+    """Run the benchmark on the bundled corpus, offline: gold vs the offline extractor,
+    three simulated models and three recorded local models (Qwen2.5-Coder 1.5B and 0.5B,
+    SmolLM2-135M); the switch run (the recorded 1.5B as reference); then the offline
+    extractor vs human gold."""
     from chatledger.cli._progress import progress_bar
     from chatledger.cli._run_cmd import print_run_result
     from chatledger.demo import run_demo

@@ -87,7 +87,7 @@ def print_gate_table(result: GateResult) -> None:
         )
     stdout.print(table)
     for o in result.failures:
-        note(f"{o.name}: {o.reason}", label="failed", style="red")
+        note(o.reason, label="failed", style="red")  # the reason names figure and rule
     for text in result.notes:
         note(text)
     n = len(result.outcomes)

@@ -218,7 +218,7 @@ def _score_outcome(
                 else f"changed {diff:+.4f}, below the allowance of {bound:+.4f}"
             )
         return RuleOutcome(
-            **common, passed=passed, difference=diff, low=low, high=high, reason=reason
+            **common, passed=passed, difference=diff, low=low, high=high, reason=_why(rule, reason)
         )
     assert rule.kind == "min"
     low, high = (paired.candidate_low, paired.candidate_high) if paired else (None, None)
@@ -236,8 +236,19 @@ def _score_outcome(
         word = "at or above" if passed else "below"
         reason = f"{cand:.4f}, {word} the minimum {rule.value:g}"
     return RuleOutcome(
-        **common, passed=passed, difference=cand - base, low=low, high=high, reason=reason
+        **common,
+        passed=passed,
+        difference=cand - base,
+        low=low,
+        high=high,
+        reason=_why(rule, reason),
     )
+
+
+def _why(rule: GateRule, text: str) -> str:
+    """A reason that stands alone: the figure first, the rule it answers last
+    ("fields.claims changed -0.0300 [...]; … (rule: max_drop 0.05)")."""
+    return f"{rule.figure} {text} (rule: {rule.kind} {rule.value:g})"
 
 
 def _value(model: ModelResult, figure: str) -> float:
@@ -268,7 +279,7 @@ def _cost_outcome(
             **common,
             passed=passed,
             difference=cand - base,
-            reason=f"{cand:.6g} {unit} per chunk, {word} the maximum {rule.value:g}",
+            reason=_why(rule, f"{cand:.6g} {unit} per chunk, {word} the maximum {rule.value:g}"),
         )
     assert rule.kind == "max_ratio"
     if base <= 0:
@@ -286,8 +297,9 @@ def _cost_outcome(
         **common,
         passed=passed,
         difference=ratio,
-        reason=(
+        reason=_why(
+            rule,
             f"{cand:.6g} vs {base:.6g} {unit} per chunk: ratio {ratio:.3f}, {word} "
-            f"the maximum {rule.value:g}"
+            f"the maximum {rule.value:g}",
         ),
     )

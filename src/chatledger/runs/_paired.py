@@ -76,7 +76,7 @@ def read_conversation_run(run_dir: Path, role: str) -> ConversationRun:
         )
     if not record.chunk_ids:
         raise InputError(
-            f"the {role}'s run.json (schema_version {record.schema_version}) does not list its "
+            f"the {role}'s run.json, written by an older ChatLedger, does not list its "
             "chunks, which the paired bootstrap needs: run it again with this ChatLedger "
             "(finished stages are reused)",
             path=run_dir,
