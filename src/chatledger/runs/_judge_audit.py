@@ -354,18 +354,14 @@ def audit_markdown(audit: JudgeAudit) -> str:
     rows = ["| extraction | composite | accuracy | completeness | hallucination |"]
     rows.append("|---|---|---|---|---|")
     for s in audit.sets:
-        scores = " | ".join(
-            f"{s.scores[k]:.1f}" if k in s.scores else "—" for k in SCORE_NAMES
-        )
+        scores = " | ".join(f"{s.scores[k]:.1f}" if k in s.scores else "—" for k in SCORE_NAMES)
         composite = f"{s.composite:.3f}" if s.composite is not None else "unscored"
         rows.append(f"| {s.name} | {composite} | {scores} |")
     rows += ["", "| corruption | field | items | flagged | as expected |", "|---|---|---|---|---|"]
     for d in audit.detection:
         if d.effect not in DETECTION_SHOWN or (d.field and d.effect != "speaker_swapped"):
             continue  # per field: only the swaps (their field is what the must-show names)
-        expected = (
-            f"{d.as_expected:.2f} ({d.expected_label})" if d.as_expected is not None else "—"
-        )
+        expected = f"{d.as_expected:.2f} ({d.expected_label})" if d.as_expected is not None else "—"
         rows.append(
             f"| {d.effect} | {d.field or 'all'} | {d.items} | {d.flagged:.2f} | {expected} |"
         )

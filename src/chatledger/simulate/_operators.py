@@ -84,9 +84,7 @@ class CorruptionOperator(ABC):
             for j, origin in enumerate(
                 self.origins(field, len(old), len(new), chunk, severity, seed)
             ):
-                steps.append(
-                    (origin, origin is None or self.changed(field, old[origin], new[j]))
-                )
+                steps.append((origin, origin is None or self.changed(field, old[origin], new[j])))
             trace[field] = steps
         return out, trace
 
