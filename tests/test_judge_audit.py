@@ -276,3 +276,76 @@ def test_docs_judges_audit_table_is_the_audit_s(grounding_audit) -> None:  # typ
     from generated_docs import check_block
 
     check_block("docs/judges.md", "grounding-audit", audit_markdown(grounding_audit))
+
+
+# ---- the audit in a run: strict / warn / off (issue 28) ------------------------------------
+
+from chatledger.judge import JUDGES  # noqa: E402
+
+if "prefers-longer" not in JUDGES:
+    JUDGES.register("prefers-longer")(PrefersLonger)
+
+
+def _run(tmp_path: Path, judges: object) -> tuple[object, dict]:  # type: ignore[type-arg]
+    from chatledger.runs import execute_run, load_run_config
+    from chatledger.simulate import simulate_records, write_records
+
+    chunks_path, gold_path = write_bundled_corpus(tmp_path / "corpus")
+    chunks = read_chunks(chunks_path)
+    gold = read_extractions(gold_path).records
+    write_records(
+        simulate_records(gold, chunks, [("drop", 0.3)], seed=1, label="light"),
+        tmp_path / "light.jsonl",
+    )
+    config = {
+        "chunks": "corpus/chunks.jsonl",
+        "reference": {"file": "corpus/gold.jsonl", "name": "gold"},
+        "challengers": [{"file": "light.jsonl", "name": "simulated:light"}],
+        "layers": ["extraction", "judge"],
+        "judges": judges,
+        "seed": 2026,
+        "stats": {"bootstrap_resamples": 100, "dirichlet_draws": 100},
+    }
+    path = tmp_path / "run.yaml"
+    path.write_text(json.dumps(config))
+    result = execute_run(load_run_config(path), tmp_path / "out")
+    return result, json.loads((tmp_path / "out" / "run.json").read_text())
+
+
+def test_a_judge_that_fails_its_audit_leaves_overall_strict(tmp_path: Path) -> None:
+    result, run = _run(tmp_path, {"panel": ["prefers-longer"], "max_chunks": 6})
+    assert run["judge_audit"] == "strict"
+    (audit,) = run["judge_audits"]
+    assert audit["judge"] == "prefers-longer" and audit["chunks"] == 6
+    assert audit["passed"] is False
+    assert any(f.startswith("the copier extraction") for f in audit["failures"])
+    (model,) = run["models"]
+    # The judge layer is shown, marked, and left out; the overall is the extraction alone.
+    assert "judge" in model["layers"]
+    assert model["left_out"] == {"judge": "judge failed its audit"}
+    assert model["overall"] == pytest.approx(model["layers"]["extraction"])
+    assert model["layer_weights_used"] == {"extraction": 1.0}
+    assert model["renormalisation"] == (
+        "left out of overall: judge (judge failed its audit); weights renormalised to "
+        "extraction 1.000"
+    )
+
+
+def test_strict_panel_keeps_the_judges_that_pass_and_warn_keeps_all(tmp_path: Path) -> None:
+    _, run = _run(tmp_path / "strict", {"panel": ["grounding", "prefers-longer"], "max_chunks": 6})
+    passed = {a["judge"]: a["passed"] for a in run["judge_audits"]}
+    assert passed == {"grounding": True, "prefers-longer": False}
+    assert list(run["judges_left_out"]) == ["prefers-longer"]
+    (model,) = run["models"]
+    assert model["left_out"] == {}
+    assert list(model["judge"]["per_judge"]) == ["grounding"]  # the panel is who passed
+    _, warned = _run(
+        tmp_path / "warn",
+        {"panel": ["grounding", "prefers-longer"], "audit": "warn", "max_chunks": 6},
+    )
+    (model,) = warned["models"]
+    assert warned["judges_left_out"] == {} and model["left_out"] == {}
+    assert list(model["judge"]["per_judge"]) == ["grounding", "prefers-longer"]
+    _, off = _run(tmp_path / "off", {"panel": ["prefers-longer"], "audit": "off"})
+    assert off["judge_audit"] == "off" and off["judge_audits"] == []
+    assert off["models"][0]["left_out"] == {}

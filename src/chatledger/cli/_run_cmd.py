@@ -32,7 +32,10 @@ def leaderboard_table(result: RunResult) -> Table:
             str(rank),
             model.name,
             styled(f"{model.overall:.3f}", "bold"),
-            *(f"{model.layers[layer]:.3f}" for layer in result.layers_run),
+            *(
+                f"{model.layers[layer]:.3f}" + (" (left out)" if layer in model.left_out else "")
+                for layer in result.layers_run
+            ),
             f"{model.validity_rate:.0%}",
             f"{cost:.4f}" if cost else "—",
         )
@@ -58,6 +61,14 @@ def print_run_result(result: RunResult) -> None:
                 note(f"{model.name}: {text}")
     for text in result.notes:
         note(text)
+    record = result.record
+    for audit in record.judge_audits if record is not None else []:
+        if audit.skipped is not None:
+            note(f"judge {audit.judge} not audited: {audit.skipped}")
+        elif not audit.passed:
+            left = record.judges_left_out if record is not None else {}
+            how = "left out of the panel" if audit.judge in left else "marked"
+            note(f"judge {audit.judge} failed its audit ({how}): {'; '.join(audit.failures)}")
     stdout.print(f"run directory: {result.out_dir}")
 
 

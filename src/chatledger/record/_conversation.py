@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, JsonValue
 
 from chatledger.record._common import Interval, PairedDifference, RecordModel, RunRecordBase
+from chatledger.record._judge_audit import JudgeAudit
 from chatledger.scoring import DegenerateOutputs
 
 
@@ -258,6 +259,12 @@ class ConversationRun(RunRecordBase):
     human_gold: HumanGold | None = None
     peak_memory_mb: float | None = None
     judges: list[JudgeInfo] = Field(default_factory=list)
+    # The judges' audit against known truth (issue 28): the mode (strict | warn | off; None in
+    # a record written before it), each judge's audit, and the judges the panel left out
+    # (strict) with why. A judge layer that left ``overall`` says so in each model's left_out.
+    judge_audit: str | None = None
+    judge_audits: list[JudgeAudit] = Field(default_factory=list)
+    judges_left_out: dict[str, str] = Field(default_factory=dict)
     model_calls: ModelCallsInfo | None = None
     # The reference is human annotation: its lines carry ``covers`` (partial gold), or the
     # demo's hand-written gold.

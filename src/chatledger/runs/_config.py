@@ -85,6 +85,22 @@ class JudgeSpec(BaseModel):
         return value
 
 
+class JudgeAuditOptions(BaseModel):
+    """``judges: {audit: …}`` — every judge is audited against known truth before it counts
+    (docs/judges.md). ``strict`` (default): the panel uses the judges that pass, and when none
+    does the judge layer is shown, marked, and left out of ``overall``; ``warn``: every judge
+    counts, the failures are marked; ``off``: no audit. Free judges (offline, ``local:``) are
+    audited; priced ones only with ``priced: true`` (the audit grades ~14 extractions of each
+    audited chunk). ``max_chunks``: the audit reads the first N chunks of the run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    audit: Literal["strict", "warn", "off"] = "strict"
+    priced: bool = False
+    max_false_alarms: float = Field(default=0.10, ge=0.0, le=1.0)
+    max_chunks: int | None = Field(default=100, ge=1)
+
+
 class Weights(BaseModel):
     """``weights:`` of a run config. Every group follows the one weight rule
     (:func:`chatledger.scoring.merge_weights`): the defaults with the values given put in name by
@@ -145,6 +161,8 @@ class RunConfig(BaseModel):
     thresholds: dict[str, float] = Field(default_factory=dict)
     weights: Weights = Field(default_factory=Weights)
     judges: list[JudgeSpec] = Field(default_factory=list)
+    # ``judges:`` may also be a mapping {panel: [...], audit: strict|warn|off, priced, …}.
+    judge_audit: JudgeAuditOptions = Field(default_factory=JudgeAuditOptions)
     gold: ModelSource | None = None
     stats: StatsOptions = Field(default_factory=StatsOptions)
     seed: int = 0
@@ -168,6 +186,18 @@ class RunConfig(BaseModel):
     # Where scoring, judging and the consumers run: local | processes[:N] | dask[:ADDRESS]
     # (runs._executors); `--executor` on the command line wins. Results are the same bytes.
     executor: str = "local"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _judges_mapping(cls, value: Any) -> Any:
+        """``judges: {panel: [grounding], audit: warn}`` → the panel and its audit options."""
+        if not isinstance(value, dict) or not isinstance(value.get("judges"), dict):
+            return value
+        options = dict(value["judges"])
+        if "judge_audit" in value:
+            raise ValueError("give the audit options under 'judges', not also as judge_audit")
+        panel = options.pop("panel", [])
+        return {**value, "judges": panel, "judge_audit": options}
 
     @field_validator("executor")
     @classmethod

@@ -45,6 +45,7 @@ from chatledger.runs._executors import (
     start_executor,
     worker_count,
 )
+from chatledger.runs._judge_audit import PanelAudit, audit_panel
 from chatledger.runs._judging import aggregate_verdicts, judge_rows, judgement_lines
 from chatledger.runs._models import (
     ModelCalls,
@@ -165,6 +166,7 @@ class _Run:
         self._hashes: dict[Path, str] = {}
         # The reference names the fields it covers (human gold): the record says so.
         self.reference_partial = False
+        self.panel_audit = PanelAudit("off", [], [], {}, None)
 
     # ---- helpers ---------------------------------------------------------------------------
 
@@ -213,6 +215,10 @@ class _Run:
         ]
         chunks_path = Path(loaded.chunks)
         gold_path = Path(loaded.gold) if loaded.gold is not None and config.gold else None
+        # Stage: the judges' audit (docs/judges.md): under strict, the panel is who passed.
+        self.panel_audit = self._audit_panel(judges, chunks_path, reference_path)
+        offline_judges = [j for j in offline_judges if j.name in self.panel_audit.panel]
+        model_judges = [j for j in model_judges if j.name in self.panel_audit.panel]
         spec = RunSpec(
             chunks_path=str(chunks_path),
             reference_path=str(reference_path),
@@ -385,10 +391,35 @@ class _Run:
             field_weights=dict(scoring.weights),
             scored_fields=list(scoring.fields),
             reference_is_human=self.reference_partial,
+            panel_audit=self.panel_audit,
         )
         record.write(self.out_dir)
         result.record = record
         return result
+
+    def _audit_panel(
+        self, judges: Sequence[Any], chunks_path: Path, reference_path: Path
+    ) -> PanelAudit:
+        options = self.config.judge_audit
+        if "judge" not in self.config.layers or options.audit == "off" or not judges:
+            return PanelAudit("off", [], [j.name for j in judges], {}, None)
+        self._say("auditing the judges against known truth")
+        t0 = time.perf_counter()
+        found = audit_panel(
+            judges,
+            worker_extractions(str(reference_path)).records,
+            worker_chunks(str(chunks_path)),
+            mode=options.audit,
+            priced=options.priced,
+            max_false_alarms=options.max_false_alarms,
+            max_chunks=options.max_chunks,
+            seed=self.config.seed,
+        )
+        self.timings["judge_audit_s"] = time.perf_counter() - t0
+        self.stage_records.append(
+            StageRecord(stage="judge_audit", seconds=self.timings["judge_audit_s"])
+        )
+        return found
 
     def _scored_layers(self, covered: tuple[str, ...] | None) -> tuple[list[str], str | None]:
         """The layers that get a score, and why one that runs does not: against a reference
@@ -450,7 +481,11 @@ class _Run:
             plan.keys["judge"] = self._key(
                 "judge",
                 [chunks_path, path],
-                {**settings, "judges": [s.model_dump(mode="json") for s in config.judges]},
+                {
+                    **settings,
+                    "judges": [s.model_dump(mode="json") for s in config.judges],
+                    "panel": self.panel_audit.panel,
+                },
             )
             plan.keys["downstream"] = self._key(
                 "downstream",
@@ -730,6 +765,8 @@ class _Run:
             rows += judged
             judge = output.judge
             layers["judge"] = output.layer_score if output.layer_score is not None else 0.0
+            if self.panel_audit.layer_reason is not None:
+                reasons["judge"] = self.panel_audit.layer_reason
         model_series = build_series(
             plan.name,
             {layer: output for layer, (output, _) in outputs.items()},

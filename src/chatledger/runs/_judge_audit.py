@@ -374,3 +374,77 @@ def audit_markdown(audit: JudgeAudit) -> str:
         + f" Audit: {'passed' if audit.passed else 'failed — ' + '; '.join(audit.failures)}.",
     ]
     return "\n".join(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# In a run: audit the panel before it counts (``judges: {audit: strict|warn|off}``)
+
+FAILED_AUDIT = "judge failed its audit"
+
+
+@dataclass
+class PanelAudit:
+    """What the audit decided for a run's panel."""
+
+    mode: str
+    audits: list[JudgeAudit]
+    panel: list[str]  # the judges whose verdicts count, in the config's order
+    judges_left_out: dict[str, str]  # judge → why it is not in the panel
+    layer_reason: str | None  # set when the judge layer leaves ``overall`` (strict, none pass)
+
+
+def is_free_judge(judge: Judge) -> bool:
+    """Offline judges and ``local:`` models cost nothing to audit; other model ids may."""
+    model = getattr(judge, "model", None)
+    return model is None or str(model).startswith("local:")
+
+
+def audit_panel(
+    judges: Sequence[Judge],
+    reference: Mapping[str, ExtractionRecord],
+    chunks: Sequence[Chunk],
+    *,
+    mode: str = "strict",
+    priced: bool = False,
+    max_false_alarms: float = DEFAULT_MAX_FALSE_ALARMS,
+    max_chunks: int | None = None,
+    seed: int = 0,
+) -> PanelAudit:
+    """Audit every judge (free ones, and priced ones when ``priced``) and choose the panel.
+
+    ``strict``: the panel is the judges that passed or were not audited; when none is left,
+    every judge stays (the layer is still shown) and the judge layer leaves ``overall``.
+    ``warn``: every judge stays; failures are only marked. ``off``: nothing is audited."""
+    names = [j.name for j in judges]
+    if mode == "off" or not judges:
+        return PanelAudit(mode, [], names, {}, None)
+    chosen = list(chunks)[:max_chunks] if max_chunks is not None else list(chunks)
+    inputs = audit_inputs(reference, chosen, seed=seed)
+    audits: list[JudgeAudit] = []
+    for judge in judges:
+        if not is_free_judge(judge) and not priced:
+            audits.append(
+                JudgeAudit(
+                    judge=judge.name,
+                    family=judge.family,
+                    skipped="a priced judge: audited only with judges: {priced: true}",
+                )
+            )
+            continue
+        audits.append(
+            audit_judge(
+                judge,
+                reference,
+                chosen,
+                seed=seed,
+                max_false_alarms=max_false_alarms,
+                inputs=inputs,
+            )
+        )
+    failed = {a.judge: "; ".join(a.failures) for a in audits if a.skipped is None and not a.passed}
+    if mode != "strict" or not failed:
+        return PanelAudit(mode, audits, names, {}, None)
+    panel = [n for n in names if n not in failed]
+    if panel:
+        return PanelAudit(mode, audits, panel, failed, None)
+    return PanelAudit(mode, audits, names, {}, FAILED_AUDIT)

@@ -19,6 +19,7 @@ from chatledger.record import (
     Usage,
 )
 from chatledger.runs._config import LoadedRunConfig
+from chatledger.runs._judge_audit import PanelAudit
 from chatledger.runs._results import ModelSummary, RunResult
 from chatledger.scoring import DegenerateOutputs
 
@@ -45,6 +46,10 @@ def _model_result(m: ModelSummary, configured: str | None) -> ModelResult:
         problems=m.problems,
         field_counts=m.field_counts,
         aggregate="micro" if m.aggregate == "micro" else "macro",
+        left_out=m.left_out,
+        renormalisation=m.renormalisation,
+        consumers_left_out=m.consumers_left_out,
+        downstream_renormalisation=m.downstream_renormalisation,
     )
 
 
@@ -68,6 +73,7 @@ def build_record(
     field_weights: dict[str, float],
     scored_fields: list[str],
     reference_is_human: bool = False,
+    panel_audit: PanelAudit | None = None,
 ) -> ConversationRun:
     config = loaded.config
     configured = {c.label: c.file for c in config.challengers if c.label}
@@ -107,4 +113,7 @@ def build_record(
         field_weights=field_weights,
         scored_fields=scored_fields,
         consumer_weights=resolve_weights(config.weights.consumers),
+        judge_audit=panel_audit.mode if panel_audit is not None else None,
+        judge_audits=list(panel_audit.audits) if panel_audit is not None else [],
+        judges_left_out=dict(panel_audit.judges_left_out) if panel_audit is not None else {},
     )
