@@ -325,6 +325,7 @@ def test_a_judge_that_fails_its_audit_leaves_overall_strict(tmp_path: Path) -> N
     assert model["left_out"] == {"judge": "judge failed its audit"}
     assert model["overall"] == pytest.approx(model["layers"]["extraction"])
     assert model["layer_weights_used"] == {"extraction": 1.0}
+    assert result.models[0].left_out == model["left_out"]  # type: ignore[attr-defined]
     assert model["renormalisation"] == (
         "left out of overall: judge (judge failed its audit); weights renormalised to "
         "extraction 1.000"
