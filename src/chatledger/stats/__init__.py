@@ -25,22 +25,39 @@ from chatledger.stats._resample import (
     resample_counts,
     resample_statistics,
 )
+from chatledger.stats._sequential import (
+    ConfidenceSequence,
+    Decision,
+    SimulatedEffect,
+    betting_bounds,
+    confidence_sequence,
+    decide,
+    first_decision,
+    simulate_sequential,
+)
 from chatledger.stats._variance import repeat_variance
 from chatledger.stats._weights import Sensitivity, dirichlet_sensitivity, ranking, simplex_grid
 
 __all__ = [
     "DEFAULT_POWER",
+    "ConfidenceSequence",
+    "Decision",
     "EffectInterval",
     "Interval",
     "MetricEffects",
     "PairedDifference",
     "Resamples",
     "Sensitivity",
+    "SimulatedEffect",
     "StrategyVsModel",
+    "betting_bounds",
     "bootstrap_intervals",
     "bootstrap_sums",
+    "confidence_sequence",
+    "decide",
     "dirichlet_sensitivity",
     "factor_effects",
+    "first_decision",
     "intervals_from",
     "paired_difference",
     "paired_from",
@@ -53,6 +70,7 @@ __all__ = [
     "resample_indices",
     "resample_statistics",
     "simplex_grid",
+    "simulate_sequential",
     "units_needed",
     "units_needed_for",
 ]
