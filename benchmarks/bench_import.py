@@ -21,6 +21,15 @@ smallest's. Run:
         [--series import pseudonymise]
 Writes benchmarks/results/bench_import.json.
 
+``--baseline DIR`` runs every import a second time, interleaved, with chatledger from another
+source tree (``DIR/src``: the commit before a change, unpacked with ``git archive``), and prints
+each series' time and peak-RSS ratio against it at every size — a before/after in one run, on
+one machine under one load. ``--mb N`` sizes the export by megabytes instead (the message count
+that makes about N MB). For issue 30 (imports that never guess; pseudonymisation that holds):
+    git archive fde7adc src | tar -x -C /tmp/base
+    python benchmarks/bench_import.py --mb 50 --baseline /tmp/base --repeats 3 \
+        --out benchmarks/results/bench_import_issue30.json
+
 ``--cli-help`` measures instead how fast the command line starts: ``chatledger --help`` and
 ``chatledger score --help`` (and, for scale, ``python -c pass``), each in a fresh process,
 ``--repeats`` rounds interleaved, medians of wall and CPU seconds (the child's own rusage);
@@ -156,16 +165,20 @@ def child(export: Path, out_dir: Path, series: str) -> None:
         raise SystemExit(f"import failed with exit code {code}")
     summary = json.loads(printed.getvalue())
     print(json.dumps({
+        "chatledger": str(Path(chatledger.cli.__file__).parents[2]),
         "seconds": seconds, "peak_mb": peak_mb, "before_mb": before_mb,
         "messages": summary["messages"], "chunks": summary["chunks"],
         "skipped": summary["skipped"],
     }))  # fmt: skip
 
 
-def once(export: Path, work: Path, series: str) -> dict[str, Any]:
+def once(export: Path, work: Path, series: str, source: Path | None = None) -> dict[str, Any]:
     out_dir = work / f"out-{series}"
     argv = [sys.executable, __file__, "--child", str(export), str(out_dir), series]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source / "src")
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise SystemExit(f"child failed ({done.returncode}): {done.stderr[-2000:]}")
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -238,6 +251,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--cli-help", action="store_true", help="time --help instead")
     parser.add_argument("--source", type=Path, help="with --cli-help: chatledger from DIR")
+    parser.add_argument("--baseline", type=Path, help="also import with chatledger from DIR/src")
+    parser.add_argument("--mb", type=float, help="one export of about this many megabytes")
     args = parser.parse_args()
     if args.cli_help:
         out = args.out or Path(__file__).parent / "results" / "bench_import.json"
@@ -247,9 +262,21 @@ def main() -> None:
         child(Path(args.child[0]), Path(args.child[1]), args.child[2])
         return
     sizes = sorted(args.sizes)
-    payload: dict[str, Any] = {"repeats": args.repeats, "exports": {}, "series": {}}
+    payload: dict[str, Any] = {
+        "repeats": args.repeats, "exports": {}, "series": {},
+        "baseline": str(args.baseline) if args.baseline else None,
+        "load_average_1_5_15min_at_start": [round(x, 2) for x in os.getloadavg()],
+    }  # fmt: skip
+    sources: dict[str, Path | None] = {"": None}
+    if args.baseline is not None:
+        sources["@baseline"] = args.baseline.resolve()
     with tempfile.TemporaryDirectory(prefix="bench-import-") as folder:
         work = Path(folder)
+        if args.mb is not None:
+            sample = work / "sample.txt"
+            generate(sample, 10_000)
+            per_message = sample.stat().st_size / 10_000
+            sizes = [round(args.mb * 1e6 / per_message / 1000) * 1000]
         exports: dict[int, Path] = {}
         for size in sizes:
             exports[size] = work / f"WhatsApp Chat with Bench {size}.txt"
@@ -259,41 +286,71 @@ def main() -> None:
             print(f"generated {size:>9,} messages: {counts['lines']:,} lines, "
                   f"{counts['bytes'] / 1e6:.1f} MB", flush=True)  # fmt: skip
         for series in args.series:
-            runs: dict[int, list[dict[str, Any]]] = {size: [] for size in sizes}
+            runs: dict[tuple[str, int], list[dict[str, Any]]] = {
+                (tag, size): [] for tag in sources for size in sizes
+            }
             for _ in range(args.repeats):
                 for size in sizes:
-                    result = once(exports[size], work, series)
-                    if result["messages"] != size:
-                        raise SystemExit(f"{size}: the import read {result['messages']} messages")
-                    runs[size].append(result)
-            rows: list[dict[str, Any]] = []
-            for size in sizes:
-                seconds = statistics.median(r["seconds"] for r in runs[size])
-                peak = statistics.median(r["peak_mb"] for r in runs[size])
-                before = statistics.median(r["before_mb"] for r in runs[size])
-                row = {
-                    "size": size, "seconds": seconds,
-                    "all_seconds": [r["seconds"] for r in runs[size]],
-                    "messages_per_s": size / seconds, "peak_mb": peak,
-                    "all_peak_mb": [r["peak_mb"] for r in runs[size]],
-                    "before_mb": before, "import_mb": peak - before,
-                    "chunks": runs[size][0]["chunks"], "skipped": runs[size][0]["skipped"],
-                }  # fmt: skip
-                rows.append(row)
-                print(f"{series:>12} {size:>9,}  {seconds:8.2f} s  "
-                      f"{row['messages_per_s']:>9,.0f} msg/s  peak {peak:6.1f} MB "
-                      f"(+{row['import_mb']:.1f} MB over {before:.1f})", flush=True)  # fmt: skip
-            ratio = rows[-1]["peak_mb"] / rows[0]["peak_mb"]
-            ratio_import = rows[-1]["import_mb"] / max(rows[0]["import_mb"], 0.1)
-            payload["series"][series] = {
-                "rows": rows, "peak_ratio_largest_smallest": ratio,
-                "import_mb_ratio_largest_smallest": ratio_import,
-            }  # fmt: skip
-            print(f"{series:>12} peak RSS, largest / smallest: {ratio:.2f} "
-                  f"(the import's own: {ratio_import:.2f})", flush=True)  # fmt: skip
+                    for tag, source in sources.items():
+                        result = once(exports[size], work, series, source)
+                        if result["messages"] != size:
+                            raise SystemExit(
+                                f"{size}: the import read {result['messages']} messages"
+                            )
+                        runs[(tag, size)].append(result)
+            for tag in sources:
+                payload["series"][series + tag] = _series(series + tag, sizes, runs, tag)
+            if args.baseline is not None:
+                ratios = {}
+                for size in sizes:
+                    now, then = (payload["series"][series + t]["rows"] for t in sources)
+                    row_now = next(r for r in now if r["size"] == size)
+                    row_then = next(r for r in then if r["size"] == size)
+                    ratios[str(size)] = {
+                        "seconds_ratio": row_now["seconds"] / row_then["seconds"],
+                        "peak_mb_ratio": row_now["peak_mb"] / row_then["peak_mb"],
+                    }
+                    print(f"{series:>12} {size:>9,}  now / baseline: "
+                          f"{ratios[str(size)]['seconds_ratio']:.2f}× the time, "
+                          f"{ratios[str(size)]['peak_mb_ratio']:.2f}× the peak RSS",
+                          flush=True)  # fmt: skip
+                payload["series"][series]["against_baseline"] = ratios
+    payload["load_average_1_5_15min_at_end"] = [round(x, 2) for x in os.getloadavg()]
     out = args.out or Path(__file__).parent / "results" / "bench_import.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def _series(
+    name: str, sizes: list[int], runs: dict[tuple[str, int], list[dict[str, Any]]], tag: str
+) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        done = runs[(tag, size)]
+        seconds = statistics.median(r["seconds"] for r in done)
+        peak = statistics.median(r["peak_mb"] for r in done)
+        before = statistics.median(r["before_mb"] for r in done)
+        row = {
+            "size": size, "seconds": seconds, "all_seconds": [r["seconds"] for r in done],
+            "messages_per_s": size / seconds, "peak_mb": peak,
+            "all_peak_mb": [r["peak_mb"] for r in done],
+            "before_mb": before, "import_mb": peak - before,
+            "chunks": done[0]["chunks"], "skipped": done[0]["skipped"],
+            "chatledger": done[0]["chatledger"],
+        }  # fmt: skip
+        rows.append(row)
+        print(f"{name:>21} {size:>9,}  {seconds:8.2f} s  "
+              f"{row['messages_per_s']:>9,.0f} msg/s  peak {peak:6.1f} MB "
+              f"(+{row['import_mb']:.1f} MB over {before:.1f})", flush=True)  # fmt: skip
+    ratio = rows[-1]["peak_mb"] / rows[0]["peak_mb"]
+    ratio_import = rows[-1]["import_mb"] / max(rows[0]["import_mb"], 0.1)
+    if len(rows) > 1:
+        print(f"{name:>21} peak RSS, largest / smallest: {ratio:.2f} "
+              f"(the import's own: {ratio_import:.2f})", flush=True)  # fmt: skip
+    return {
+        "rows": rows, "peak_ratio_largest_smallest": ratio,
+        "import_mb_ratio_largest_smallest": ratio_import,
+    }  # fmt: skip
 
 
 if __name__ == "__main__":
