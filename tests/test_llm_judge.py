@@ -301,3 +301,27 @@ def test_a_model_judge_without_a_name_is_named_by_its_id(tmp_path: Path) -> None
         },
         {"name": "grounding", "family": "offline-grounding"},
     ]
+
+
+def test_a_local_judge_without_a_runtime_stops_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """No llama-server and no node-llama-cpp: the first call's EnvironmentFault ends the
+    judging; the other calls in flight add no traceback at the event loop's shutdown."""
+    from chatledger.core import EnvironmentFault
+
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setenv("CHATLEDGER_NODE_LLAMA_CPP", str(tmp_path))  # no node_modules here
+    monkeypatch.delenv("CHATLEDGER_LLAMA_SERVER", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CHATLEDGER_CACHE_DIR", str(tmp_path / "cache"))
+    pairs = [
+        (Chunk.model_validate(c), ExtractionV3.model_validate(extraction_for(c["chunk_id"])))
+        for c in chunks(4)
+    ]
+    judge = LLMJudge(f"local:{model}", name="local")
+    with pytest.raises(EnvironmentFault, match="no local model runtime found"):
+        judge.judge_many(pairs)
+    captured = capfd.readouterr()
+    assert "Traceback" not in captured.err and "Traceback" not in captured.out
