@@ -27,7 +27,7 @@ def leaderboard_table(result: RunResult) -> Table:
     table.add_column("valid", justify="right")
     table.add_column("$/chunk", justify="right")
     for rank, model in enumerate(result.leaderboard(), start=1):
-        cost = model.usage.get("cost_per_chunk_usd", 0.0)
+        cost = model.usage.cost_per_chunk_usd
         table.add_row(
             str(rank),
             model.name,

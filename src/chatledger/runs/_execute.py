@@ -36,7 +36,14 @@ from chatledger.core import (
     prepare_output_dir,
 )
 from chatledger.providers import ProviderHub
-from chatledger.record import CalibrationBin, FieldCounts, InputFile, JudgeSummary, StageRecord
+from chatledger.record import (
+    CalibrationBin,
+    FieldCounts,
+    InputFile,
+    JudgeSummary,
+    StageRecord,
+    Usage,
+)
 from chatledger.runs._config import LoadedRunConfig
 from chatledger.runs._executors import (
     Executor,
@@ -794,12 +801,12 @@ class _Run:
             invalid=invalid,
             missing=missing,
             validity_rate=validity,
-            usage=facts.usage,
+            usage=Usage(**facts.usage),
             problems=problems,
             judge=judge,
             calibration=calibration,
             field_components=components,
-            degenerate=facts.degenerate or {},
+            degenerate=facts.degenerate,
             field_counts=field_counts,
             aggregate=aggregate,
             left_out=dict(combined.left_out),

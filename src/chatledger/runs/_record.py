@@ -21,7 +21,6 @@ from chatledger.record import (
 from chatledger.runs._config import LoadedRunConfig
 from chatledger.runs._judge_audit import PanelAudit
 from chatledger.runs._results import ModelSummary, RunResult
-from chatledger.scoring import DegenerateOutputs
 
 
 def _model_result(m: ModelSummary, configured: str | None) -> ModelResult:
@@ -38,11 +37,11 @@ def _model_result(m: ModelSummary, configured: str | None) -> ModelResult:
         invalid=m.invalid,
         missing=m.missing,
         validity_rate=m.validity_rate,
-        usage=Usage(**m.usage),
+        usage=m.usage,
         judge=m.judge,
         calibration=m.calibration,
         field_components=m.field_components,
-        degenerate=DegenerateOutputs(**m.degenerate) if m.degenerate else None,
+        degenerate=m.degenerate,
         problems=m.problems,
         field_counts=m.field_counts,
         aggregate="micro" if m.aggregate == "micro" else "macro",

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from chatledger.core import InputError
-from chatledger.record import CalibrationBin, ConversationRun, FieldCounts, JudgeSummary
-from chatledger.scoring import Combined, combine
+from chatledger.record import CalibrationBin, ConversationRun, FieldCounts, JudgeSummary, Usage
+from chatledger.scoring import Combined, DegenerateOutputs, combine
 
 
 @dataclass
@@ -26,13 +26,13 @@ class ModelSummary:
     invalid: int
     missing: int
     validity_rate: float
-    usage: dict[str, float]
+    usage: Usage
     problems: list[str] = field(default_factory=list)
     judge: JudgeSummary | None = None
     calibration: list[CalibrationBin] = field(default_factory=list)
     field_components: dict[str, dict[str, float]] = field(default_factory=dict)
     # Repeated items, replies cut by max_tokens, fields left empty (score.DegenerateOutputs).
-    degenerate: dict[str, Any] = field(default_factory=dict)
+    degenerate: DegenerateOutputs | None = None
     # Per field: matched / reference / predicted items, both-empty chunks, macro and micro.
     field_counts: dict[str, FieldCounts] = field(default_factory=dict)
     aggregate: str = "macro"  # the per-field figure the extraction composite used
@@ -56,11 +56,13 @@ class ModelSummary:
             "invalid": self.invalid,
             "missing": self.missing,
             "validity_rate": self.validity_rate,
-            "usage": self.usage,
+            "usage": self.usage.model_dump(mode="json", exclude_none=True),
             "judge": self.judge.model_dump(mode="json") if self.judge is not None else {},
             "calibration": [b.model_dump(mode="json") for b in self.calibration],
             "field_components": self.field_components,
-            "degenerate": self.degenerate,
+            "degenerate": (
+                self.degenerate.model_dump(mode="json") if self.degenerate is not None else {}
+            ),
             "field_counts": {k: c.model_dump(mode="json") for k, c in self.field_counts.items()},
             "aggregate": self.aggregate,
             "problems": self.problems,

@@ -38,7 +38,13 @@ from chatledger.downstream import (
     reference_coverage,
 )
 from chatledger.judge import JUDGES, Verdict
-from chatledger.scoring import ChunkResult, ScoringConfig, count_degenerate, score_records
+from chatledger.scoring import (
+    ChunkResult,
+    DegenerateOutputs,
+    ScoringConfig,
+    count_degenerate,
+    score_records,
+)
 
 T = TypeVar("T")
 
@@ -156,7 +162,7 @@ class ModelFacts:
     missing: int
     usage: dict[str, float]
     sample_count: int
-    degenerate: dict[str, Any] | None = None
+    degenerate: DegenerateOutputs | None = None
     variance: dict[str, Any] | None = None
     gold: dict[str, Any] | None = None
     gold_model: str | None = None
@@ -257,7 +263,7 @@ def describe_model(unit: ModelUnit) -> ModelFacts:
         covered=reference_coverage(reference.records, chunks) if unit.is_reference else None,
     )
     if not unit.is_reference:
-        facts.degenerate = count_degenerate(reference.records, source.records, chunks).model_dump()
+        facts.degenerate = count_degenerate(reference.records, source.records, chunks)
     if source.sample_count > 1:
         facts.variance = sample_variance(
             source,
