@@ -148,3 +148,15 @@ def test_instagram_refuses_another_apps_file_in_one_line(tmp_path: Path) -> None
         "--out", "out", cwd=tmp_path,
     )  # fmt: skip
     assert_one_error_line(refused, 2, "result.json", "Telegram")
+
+
+def test_where_a_thread_file_lies_names_the_app(tmp_path: Path) -> None:
+    # chat-miner keeps its Instagram sample as instagram/test_export.json.
+    target = tmp_path / "instagram" / "test_export.json"
+    target.parent.mkdir()
+    shutil.copy(THREAD, target)
+    assert import_chat_export(target, tmp_path / "out").kind == "instagram"
+    elsewhere = tmp_path / "chats" / "test_export.json"
+    elsewhere.parent.mkdir()
+    shutil.copy(THREAD, elsewhere)
+    assert import_chat_export(elsewhere, tmp_path / "out2").kind == "messenger"

@@ -152,8 +152,9 @@ def _has_threads(source: ExportSource) -> bool:
 
 def _from_instagram(source: ExportSource) -> bool:
     # Told from Messenger's only by where it lies (your_instagram_activity/, a zip named
-    # instagram-…); a bare thread file reads as Messenger — the same reading either way.
-    return "instagram" in source.path.name.lower() or any(
+    # instagram-…, a folder in the path as given); a thread file with nothing of the
+    # kind reads as Messenger — the same reading either way.
+    return "instagram" in str(source.path).lower() or any(
         "instagram" in n.lower() for n in source.names()[:200]
     )
 
