@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -304,7 +305,10 @@ def test_a_model_judge_without_a_name_is_named_by_its_id(tmp_path: Path) -> None
 
 
 def test_a_local_judge_without_a_runtime_stops_in_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """No llama-server and no node-llama-cpp: the first call's EnvironmentFault ends the
     judging; the other calls in flight add no traceback at the event loop's shutdown."""
@@ -325,3 +329,5 @@ def test_a_local_judge_without_a_runtime_stops_in_one_line(
         judge.judge_many(pairs)
     captured = capfd.readouterr()
     assert "Traceback" not in captured.err and "Traceback" not in captured.out
+    # asyncio logs a task's exception nobody retrieved when the loop shuts down.
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
