@@ -62,7 +62,8 @@ def test_the_legacy_archive_keeps_comments_files_and_names_its_bots(tmp_path: Pa
         ("dev", "Inès Moreau",
          "[comment on file: bench.py] ```for _ in range(3):\n    timeit.timeit(run)```"),
         ("dev", "tkral", "thanks @Inès Moreau, merging after CI > green"),
-        ("dev", "Inès Moreau", "hfaran wrote the first IOStream patch, ask hfaran before you merge"),
+        ("dev", "Inès Moreau",
+         "hfaran wrote the first IOStream patch, ask hfaran before you merge"),
         ("dev", "bot B0NOLOG", "Build #88 passed"),
         # B0JENKINS: its bot_add text has no link; the log names #ci by name, 1 s earlier.
         ("ci", "Jenkins CI", "tornado-master #412 success after 3 min"),
