@@ -350,3 +350,107 @@ def test_strict_panel_keeps_the_judges_that_pass_and_warn_keeps_all(tmp_path: Pa
     _, off = _run(tmp_path / "off", {"panel": ["prefers-longer"], "audit": "off"})
     assert off["judge_audit"] == "off" and off["judge_audits"] == []
     assert off["models"][0]["left_out"] == {}
+
+
+# ---- a model as judge: recorded once, replayed offline (issue 28) --------------------------
+
+
+def _prompt_judge(body: dict) -> dict:  # type: ignore[type-arg]
+    """A scripted model judge: flags every item whose text holds a word of the invented list
+    ('catalogue', 'permit', …) as fabricated, the rest none; scores from the share flagged."""
+    import re
+
+    from fakes.llm_server import openai_body
+
+    prompt = body["messages"][-1]["content"]
+    listed = re.findall(r"^\d+\. (\w+#\d+): (.*)$", prompt, flags=re.MULTILINE)
+    odd = ("catalogue", "permit", "notary", "broadband", "shed", "piano", "newsletter", "receipts")
+    items = [
+        {
+            "item_id": item_id,
+            "label": "fabricated" if any(w in text.casefold() for w in odd) else "none",
+            "reason": "scripted",
+        }
+        for item_id, text in listed
+    ]
+    flagged = sum(i["label"] != "none" for i in items)
+    share = 100.0 * (1 - flagged / len(items)) if items else 0.0
+    verdict = {
+        "content_accuracy": share,
+        "completeness": min(100.0, 10.0 * len(items)),
+        "hallucination": share,
+        "items": items,
+    }
+    return openai_body(json.dumps(verdict), model=body["model"])
+
+
+def test_a_model_judge_is_recorded_then_replayed_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes.llm_server import OPENAI_PATH, FakeLLMServer, Reply
+
+    recording = tmp_path / "judge.jsonl"
+    monkeypatch.setenv("CHATLEDGER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
+    with FakeLLMServer() as server:
+        server.always(OPENAI_PATH, Reply(body=_prompt_judge))
+        model = f"openai-compatible:{server.url}/v1:judge-x"
+        argv = ["judges", "audit", "--judge", model, "--max-chunks", "2", "--format", "json"]
+        code, out, err = _cli([*argv, "--record", str(recording)])
+        assert code == 0, err
+        live = json.loads(out)["audits"][0]
+        calls = server.calls(OPENAI_PATH)
+    # 14 sets × 2 chunks, but pairs with the same prompt are asked once (the call cache).
+    assert 0 < calls <= 28
+    lines = recording.read_text().splitlines()
+    assert len(lines) == 28
+    invented = next(d for d in live["detection"] if d["effect"] == "invented" and not d["field"])
+    assert invented["flagged"] == 1.0  # the script knows the invented phrases
+    # Offline: no server, the same verdicts from the file.
+    code, out, err = _cli(
+        [
+            "judges",
+            "audit",
+            "--judge",
+            f"recorded:{recording}",
+            *("--max-chunks", "2", "--format", "json"),
+        ]
+    )
+    assert code == 0, err
+    replayed = json.loads(out)["audits"][0]
+    assert replayed["judge"] == f"recorded:{model}"
+    assert {k: v for k, v in replayed.items() if k != "judge"} == {
+        k: v for k, v in live.items() if k != "judge"
+    }
+
+
+LOCAL_JUDGE = "qwen2.5-coder-1.5b"
+REPLAY_OPTIONS = ("--max-chunks", "4", "--format", "json")
+RECORD_COMMAND = (
+    f"chatledger judges audit --judge local:{LOCAL_JUDGE} --max-chunks 4 "
+    f"--record src/chatledger/data/recorded/judges/{LOCAL_JUDGE}.jsonl"
+)
+
+
+def test_docs_local_judge_audit_is_the_recording_s() -> None:
+    """docs/judges.md shows the recorded local model's audit, replayed offline; until the
+    recording is committed the block says how to make it."""
+    from chatledger.judge._recorded import bundled_recording
+    from chatledger.runs._judge_audit import audit_markdown
+    from generated_docs import check_block
+
+    try:
+        bundled_recording(LOCAL_JUDGE)
+    except Exception:
+        expected = f"Not recorded yet: `{RECORD_COMMAND}` (needs `make local-runtime`)."
+    else:
+        code, out, err = _cli(
+            ["judges", "audit", "--judge", f"recorded:{LOCAL_JUDGE}", *REPLAY_OPTIONS]
+        )
+        assert code == 0, err
+        from chatledger.record._judge_audit import JudgeAudit
+
+        audit = JudgeAudit.model_validate(json.loads(out)["audits"][0])
+        assert audit.judge == f"recorded:local:{LOCAL_JUDGE}"
+        expected = audit_markdown(audit)
+    check_block("docs/judges.md", "local-judge-audit", expected)

@@ -125,6 +125,7 @@ def audit_command(
                 )
             )
             if isinstance(graded, RecordingJudge) and record is not None:
+                record.parent.mkdir(parents=True, exist_ok=True)
                 write_recorded(graded.lines, record)
                 note(f"{len(graded.lines)} verdicts recorded in {record}", err=True)
     finally:

@@ -43,6 +43,7 @@ from chatledger.providers import (
     ServerUnreachableError,
     parse_model_id,
     run_sync,
+    strict_schema,
 )
 
 log = logging.getLogger("chatledger.judge")
@@ -67,11 +68,15 @@ supported), with a one-line reason. Answer with the verdict JSON only."""
 
 
 @cache
-def verdict_output_schema() -> OutputSchema:
-    """The :class:`Verdict` JSON schema, with ``items`` required so no label list is left out."""
+def verdict_output_schema(strict: bool = False) -> OutputSchema:
+    """The :class:`Verdict` JSON schema, with ``items`` required so no label list is left out;
+    ``strict``: its strict variant (every property required, no bounds), what a local model's
+    grammar takes (the reply is still validated against :class:`Verdict`)."""
     schema: dict[str, JsonValue] = Verdict.model_json_schema()
     required = schema.get("required")
     schema["required"] = [*(required if isinstance(required, list) else []), "items"]
+    if strict:
+        schema = strict_schema(schema)
     return OutputSchema.model_validate(
         {
             "name": VERDICT_SCHEMA_NAME,
@@ -170,7 +175,7 @@ class LLMJudge(Judge):
             system=JUDGE_SYSTEM,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
-            output_schema=verdict_output_schema(),
+            output_schema=verdict_output_schema(strict=self.family == "local"),
         )
 
     def judge_many(self, pairs: Sequence[tuple[Chunk, ExtractionV3]]) -> list[Verdict | None]:
