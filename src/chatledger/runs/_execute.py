@@ -39,6 +39,7 @@ from chatledger.providers import ProviderHub
 from chatledger.record import (
     CalibrationBin,
     FieldCounts,
+    HumanGold,
     InputFile,
     JudgeSummary,
     StageRecord,
@@ -816,19 +817,17 @@ class _Run:
         )
         return summary_out, rows, model_series
 
-    def _gold(
-        self, reference_gold: ModelFacts | None, plans: list[_ModelPlan]
-    ) -> dict[str, Any] | None:
+    def _gold(self, reference_gold: ModelFacts | None, plans: list[_ModelPlan]) -> HumanGold | None:
         if reference_gold is None or reference_gold.gold is None or self.config.gold is None:
             return None
         gold_name = (
             self.config.gold.name or reference_gold.gold_model or Path(str(self.loaded.gold)).stem
         )
-        return {
-            "gold": gold_name,
-            "reference": reference_gold.gold,
-            "models": {p.name: p.facts.gold for p in plans},
-        }
+        return HumanGold(
+            gold=gold_name,
+            reference=reference_gold.gold,
+            models={p.name: p.facts.gold for p in plans if p.facts.gold is not None},
+        )
 
 
 def _str(path: Path | None) -> str | None:

@@ -8,7 +8,6 @@ from typing import Any
 from chatledger.downstream import resolve_weights
 from chatledger.record import (
     ConversationRun,
-    HumanGold,
     InputFile,
     JudgeInfo,
     ModelCallsInfo,
@@ -98,7 +97,7 @@ def build_record(
         leaderboard=[m.name for m in result.leaderboard()],
         models=[_model_result(m, configured.get(m.name)) for m in result.models],
         stats=RunStats.model_validate(result.stats) if result.stats else None,
-        human_gold=HumanGold.model_validate(result.human_gold) if result.human_gold else None,
+        human_gold=result.human_gold,
         timings=result.timings,
         peak_memory_mb=peak_memory_mb,
         judges=[JudgeInfo.model_validate(j) for j in judges],

@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from chatledger.core import InputError
-from chatledger.record import CalibrationBin, ConversationRun, FieldCounts, JudgeSummary, Usage
+from chatledger.record import (
+    CalibrationBin,
+    ConversationRun,
+    FieldCounts,
+    HumanGold,
+    JudgeSummary,
+    Usage,
+)
 from chatledger.scoring import Combined, DegenerateOutputs, combine
 
 
@@ -84,7 +91,7 @@ class RunResult:
     reference_name: str
     timings: dict[str, float]
     stats: dict[str, Any] = field(default_factory=dict)
-    human_gold: dict[str, Any] | None = None
+    human_gold: HumanGold | None = None
     # Things about the input the reader should know (chunks too long to score quickly).
     notes: list[str] = field(default_factory=list)
     # The typed record written as run.json (set when the run directory is written).

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from chatledger.record import HumanGold
 from chatledger.runs._tables import RUN_LEVEL, Row
 from chatledger.scoring import (
     Aggregate,
@@ -379,7 +380,7 @@ def _sensitivity(
 PAIR_SEPARATOR = "|"  # a row about two models names them "a|b" in the model column
 
 
-def stats_rows(stats: Mapping[str, Any], human_gold: Mapping[str, Any] | None = None) -> list[Row]:
+def stats_rows(stats: Mapping[str, Any], human_gold: HumanGold | None = None) -> list[Row]:
     """Every statistic of the run as run-level rows of the score table, so the table alone
     answers what run.json does: interval bounds (ci_low / ci_high), rank probabilities, paired
     differences and swap probabilities (model column "a|b"), Kendall's τ and P(same ranking)
@@ -413,10 +414,10 @@ def stats_rows(stats: Mapping[str, Any], human_gold: Mapping[str, Any] | None = 
             if isinstance(variance.get(component), int | float):
                 value = float(variance[component])
                 rows.append((model, RUN_LEVEL, "extraction", "repeat_variance", component, value))
-    if human_gold:
-        sides = {"__reference__": human_gold["reference"], **human_gold["models"]}
+    if human_gold is not None:
+        sides = {"__reference__": human_gold.reference, **human_gold.models}
         for model, result in sides.items():
-            rows.append((model, RUN_LEVEL, "human_gold", "composite", "score", result["composite"]))
-            for fname, value in result["fields"].items():
+            rows.append((model, RUN_LEVEL, "human_gold", "composite", "score", result.composite))
+            for fname, value in result.fields.items():
                 rows.append((model, RUN_LEVEL, "human_gold", fname, "score", float(value)))
     return rows

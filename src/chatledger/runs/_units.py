@@ -38,6 +38,7 @@ from chatledger.downstream import (
     reference_coverage,
 )
 from chatledger.judge import JUDGES, Verdict
+from chatledger.record import FieldCounts, GoldScores
 from chatledger.scoring import (
     ChunkResult,
     DegenerateOutputs,
@@ -164,7 +165,7 @@ class ModelFacts:
     sample_count: int
     degenerate: DegenerateOutputs | None = None
     variance: dict[str, Any] | None = None
-    gold: dict[str, Any] | None = None
+    gold: GoldScores | None = None
     gold_model: str | None = None
     usable_reference: bool = True
     # The reference's covered fields (downstream.reference_coverage; None: every field).
@@ -286,13 +287,13 @@ def describe_model(unit: ModelUnit) -> ModelFacts:
             reference_model=unit.gold_name,
             challenger_model=unit.name,
         )
-        facts.gold = {
-            "composite": report.extraction_composite,
-            "fields": {k: s.score for k, s in report.fields.items()},
-            "chunks": len(report.chunks),
-            "aggregate": report.aggregate,
-            "field_counts": {k: s.counts() for k, s in report.fields.items()},
-        }
+        facts.gold = GoldScores(
+            composite=report.extraction_composite,
+            fields={k: s.score for k, s in report.fields.items()},
+            chunks=len(report.chunks),
+            aggregate=report.aggregate,
+            field_counts={k: FieldCounts(**s.counts()) for k, s in report.fields.items()},
+        )
     return facts
 
 
