@@ -93,6 +93,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "every\nrule passed; 1: a rule failed; 2: a usage error (a missing run, runs on "
         "different chunks).",
     ),
+    "decide": (
+        "_decide_cmd",
+        "Run the config's conversations in a seeded random order, a batch at a time, until "
+        "every\ngate rule is decided on an anytime-valid confidence sequence (or the budget or "
+        "the\nconversations run out). Exit 0: every rule passed; 1: a rule failed; 3: undecided.",
+    ),
     "serve-local": (
         "_serve_cmd",
         "Serve a local GGUF model on 127.0.0.1 with an OpenAI-compatible /v1/chat/completions.",
