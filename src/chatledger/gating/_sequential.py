@@ -207,9 +207,7 @@ def run_until_decided(
     from chatledger.runs._stats import StatsOptions
 
     quick = StatsOptions(bootstrap_resamples=100, dirichlet_draws=100)
-    loaded = loaded.model_copy(
-        update={"config": loaded.config.model_copy(update={"stats": quick})}
-    )
+    loaded = loaded.model_copy(update={"config": loaded.config.model_copy(update={"stats": quick})})
     out_dir = prepare_output_dir(out_dir)
     base_values: dict[str, list[float]] = {f: [] for f in figures}
     cand_values: dict[str, list[float]] = {f: [] for f in figures}
