@@ -309,9 +309,9 @@ def _add(spend: Spend, run: object, chunks: int) -> Spend:
     tokens_in = tokens_out = cost = 0.0
     for model in run.models:
         usage = model.usage
-        tokens_in += float(usage.get("input_tokens", 0.0) or 0.0)
-        tokens_out += float(usage.get("output_tokens", 0.0) or 0.0)
-        cost += float(usage.get("cost_usd", 0.0) or 0.0)
+        tokens_in += usage.input_tokens
+        tokens_out += usage.output_tokens
+        cost += usage.cost_usd
     return Spend(
         chunks=spend.chunks + chunks,
         calls=spend.calls + calls,
