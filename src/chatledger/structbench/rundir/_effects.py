@@ -102,31 +102,28 @@ def grid_pairs(rows: Sequence[Row], *, n_resamples: int, seed: int) -> GridPairs
         return None
     n_documents = len(cells[(models[0], strategies[0])].scores)
     resamples = capped_resamples(n_documents, n_resamples)
-    pairs = [
-        _pair(
-            "strategy",
-            model,
-            cells[(model, x)],
-            cells[(model, y)],
-            (x, y),
-            n_resamples=resamples,
-            seed=seed,
-        )
+    # (kind, within, a's cell, b's cell): strategies within each model, then models under
+    # each strategy.
+    cells_compared = [
+        ("strategy", model, (model, x), (model, y))
         for model in models
         for x, y in itertools.combinations(strategies, 2)
+    ] + [
+        ("model", strategy, (x, strategy), (y, strategy))
+        for strategy in strategies
+        for x, y in itertools.combinations(models, 2)
     ]
-    pairs += [
+    pairs = [
         _pair(
-            "model",
-            strategy,
-            cells[(x, strategy)],
-            cells[(y, strategy)],
-            (x, y),
+            kind,
+            within,
+            cells[a],
+            cells[b],
+            (a[1], b[1]) if kind == "strategy" else (a[0], b[0]),
             n_resamples=resamples,
             seed=seed,
         )
-        for strategy in strategies
-        for x, y in itertools.combinations(models, 2)
+        for kind, within, a, b in cells_compared
     ]
     return GridPairs(
         metric=RANKING_METRIC,
