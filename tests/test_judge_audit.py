@@ -330,6 +330,13 @@ def test_a_judge_that_fails_its_audit_leaves_overall_strict(tmp_path: Path) -> N
         "left out of overall: judge (judge failed its audit); weights renormalised to "
         "extraction 1.000"
     )
+    # The report marks it in the leaderboard and shows the audit.
+    from chatledger.report import build_report
+
+    html = build_report(tmp_path / "out").read_text(encoding="utf-8")
+    assert "left out: judge failed its audit" in html
+    assert 'id="judge-audit"' in html and "<strong>FAILED</strong>" in html
+    assert "the copier extraction" in html
 
 
 def test_strict_panel_keeps_the_judges_that_pass_and_warn_keeps_all(tmp_path: Path) -> None:

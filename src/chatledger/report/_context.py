@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatledger.core import RECORDED_PREFIX
+from chatledger.record._judge_audit import JudgeAudit
 from chatledger.report._charts import LAYERS, interval
 from chatledger.report._load import RunFiles
 from chatledger.report._select import DrillSelection
@@ -44,6 +45,8 @@ class LeaderRow:
     latency_per_chunk: float | None
     rank_probability: float | None
     gold_composite: float | None
+    # Layers left out of this model's overall, with why (a judge that failed its audit, …).
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -126,6 +129,7 @@ def leaderboard(files: RunFiles, colours: dict[str, str]) -> list[LeaderRow]:
                 latency_per_chunk=latency if latency > 0 else None,
                 rank_probability=probs[rank - 1] if probs and len(probs) >= rank else None,
                 gold_composite=gold_scores.composite if gold_scores is not None else None,
+                left_out=dict(model.left_out),
             )
         )
     return rows
@@ -411,7 +415,47 @@ def judge_tables(files: RunFiles) -> dict[str, Any]:
                     "kappa": _mapping(judge.agreement.get("kappa")),
                 }
             )
-    return {"judges": judges, "rows": rows, "agreement": agreement}
+    return {
+        "judges": judges,
+        "rows": rows,
+        "agreement": agreement,
+        "audit_mode": files.run.judge_audit,
+        "audits": [_audit_row(a, files.run.judges_left_out) for a in files.run.judge_audits],
+    }
+
+
+def _audit_row(audit: JudgeAudit, left_out: dict[str, str]) -> dict[str, Any]:
+    """One judge's audit as the report's table shows it."""
+    composite = {s.name: s.composite for s in audit.sets}
+
+    def detected(effect: str) -> float | None:
+        found = audit.detection_of(effect)
+        return found.flagged if found is not None else None
+
+    swaps = [d.flagged for d in audit.detection if d.effect == "speaker_swapped" and d.field]
+    if audit.skipped is not None:
+        status = "not audited"
+    elif audit.passed:
+        status = "passed"
+    else:
+        status = "left out of the panel" if audit.judge in left_out else "FAILED"
+    return {
+        "judge": audit.judge,
+        "status": status,
+        "skipped": audit.skipped,
+        "failures": audit.failures,
+        "chunks": audit.chunks,
+        "ladder": [
+            composite.get(n)
+            for n in ("reference", "simulated:light", "simulated:medium", "simulated:heavy")
+        ],
+        "adversarial": [composite.get(f"adversarial:{n}") for n in ("copier", "keywords", "empty")],
+        "false_alarms": audit.false_alarms,
+        "invented": detected("invented"),
+        "swaps_min": min(swaps) if swaps else None,
+        "flips": detected("polarity_flipped"),
+        "human": audit.human.kappa if audit.human is not None else None,
+    }
 
 
 def _mapping(value: object) -> dict[str, object]:
