@@ -75,6 +75,20 @@ def preprocess(texts: Sequence[str]) -> list[str]:
     return list(map(utils.default_process, texts))
 
 
+def _token_set(
+    kernel: Callable[..., FloatMatrix], a: Sequence[str], b: Sequence[str]
+) -> FloatMatrix:
+    """RapidFuzz's ``cdist`` or ``cpdist`` with ``token_set_ratio``, timed by the clock."""
+    clock = KERNEL_CLOCK
+    if not clock.enabled:
+        return kernel(a, b, scorer=fuzz.token_set_ratio, dtype=np.float64)
+    start = time.perf_counter()
+    scores = kernel(a, b, scorer=fuzz.token_set_ratio, dtype=np.float64)
+    clock.cdist_s += time.perf_counter() - start
+    clock.cdist_calls += 1
+    return scores
+
+
 def token_set_matrix(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
     """``fuzz.token_set_ratio`` on preprocessed strings, 0–100, shape (len(a), len(b)).
 
@@ -83,13 +97,7 @@ def token_set_matrix(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
     """
     if not a or not b:
         return np.zeros((len(a), len(b)), dtype=np.float64)
-    clock = KERNEL_CLOCK
-    if clock.enabled:
-        start = time.perf_counter()
-    scores: FloatMatrix = process.cdist(a, b, scorer=fuzz.token_set_ratio, dtype=np.float64)
-    if clock.enabled:
-        clock.cdist_s += time.perf_counter() - start
-        clock.cdist_calls += 1
+    scores = _token_set(process.cdist, a, b)
     if "" in a and "" in b:  # a C-level scan; the index lists are rarely needed
         empty_a = [i for i, t in enumerate(a) if not t]
         empty_b = [j for j, t in enumerate(b) if not t]
@@ -104,13 +112,7 @@ def token_set_pairs(a: Sequence[str], b: Sequence[str]) -> FloatVector:
         raise ValueError(f"{len(a)} texts against {len(b)}: pairs need the same number")
     if not a:
         return np.zeros(0, dtype=np.float64)
-    clock = KERNEL_CLOCK
-    if clock.enabled:
-        start = time.perf_counter()
-    scores: FloatVector = process.cpdist(a, b, scorer=fuzz.token_set_ratio, dtype=np.float64)
-    if clock.enabled:
-        clock.cdist_s += time.perf_counter() - start
-        clock.cdist_calls += 1
+    scores = _token_set(process.cpdist, a, b)
     if "" in a and "" in b:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             if not x and not y:

@@ -81,23 +81,30 @@ class GuardedMatcher(TextMatcher):
         scores = token_set_matrix(a, b)
         if scores.size == 0:
             return scores
-        len_a = np.array([max(len(t.split()), 1) for t in a], dtype=np.float64)
-        len_b = np.array([max(len(t.split()), 1) for t in b], dtype=np.float64)
-        short = np.minimum.outer(len_a, len_b)
-        long = np.maximum.outer(len_a, len_b)
-        factor = np.minimum(1.0, 2.0 * short / long)
-        guarded: FloatMatrix = scores * factor
+        len_a, len_b = _words(a), _words(b)
+        guarded: FloatMatrix = scores * _cover(
+            np.minimum.outer(len_a, len_b), np.maximum.outer(len_a, len_b)
+        )
         return guarded
 
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> FloatVector:
         scores = token_set_pairs(a, b)
         if scores.size == 0:
             return scores
-        len_a = np.array([max(len(t.split()), 1) for t in a], dtype=np.float64)
-        len_b = np.array([max(len(t.split()), 1) for t in b], dtype=np.float64)
-        factor = np.minimum(1.0, 2.0 * np.minimum(len_a, len_b) / np.maximum(len_a, len_b))
-        guarded: FloatVector = scores * factor
+        len_a, len_b = _words(a), _words(b)
+        guarded: FloatVector = scores * _cover(np.minimum(len_a, len_b), np.maximum(len_a, len_b))
         return guarded
+
+
+def _words(texts: Sequence[str]) -> FloatVector:
+    """Each text's number of tokens (at least 1)."""
+    return np.array([max(len(t.split()), 1) for t in texts], dtype=np.float64)
+
+
+def _cover(short: FloatMatrix, long: FloatMatrix) -> FloatMatrix:
+    """The guard: full score when the shorter text has at least half the longer's tokens."""
+    factor: FloatMatrix = np.minimum(1.0, 2.0 * short / long)
+    return factor
 
 
 def get_matcher(name: str) -> TextMatcher:
