@@ -461,3 +461,53 @@ def test_docs_local_judge_audit_is_the_recording_s() -> None:
         assert audit.judge == f"recorded:local:{LOCAL_JUDGE}"
         expected = audit_markdown(audit)
     check_block("docs/judges.md", "local-judge-audit", expected)
+
+
+def test_judge_vs_person_kappa_in_the_audit(bundled, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--human GOLD --prefill FILE: the judge grades the prefilled items the person decided on;
+    κ of its flags against the person's deletions sits in the audit."""
+    from chatledger.annotate._gold import Annotation, GoldLine, ItemDecision
+
+    chunks, gold = bundled
+    chunk = chunks[0]
+    reference = gold[chunk.chunk_id].extraction
+    assert reference is not None
+    invented = [
+        {"text": t, "polarity": "pro", "speaker": chunk.messages[0].speaker, "evidence": ["x"]}
+        for t in ("Renew the parking permit at the municipal office", "Repaint the garden shed")
+    ]
+    for claim in invented:
+        claim["evidence"] = [chunk.messages[0].id]
+    kept = [c.model_dump(mode="json") for c in reference.claims[:3]]
+    prefill = ExtractionV3.model_validate({"claims": kept + invented})
+    (tmp_path / "prefill.jsonl").write_text(
+        json.dumps(
+            {"chunk_id": chunk.chunk_id, "model": "m:prefill", "extraction": prefill.model_dump()}
+        )
+        + "\n"
+    )
+    decisions = [
+        ItemDecision(prefill_index=i, decision="accepted", item_index=i) for i in range(3)
+    ] + [ItemDecision(prefill_index=i, decision="deleted") for i in (3, 4)]
+    line = GoldLine(
+        chunk_id=chunk.chunk_id,
+        model="human:ann",
+        covers=["claims"],
+        extraction=ExtractionV3.model_validate({"claims": kept}),
+        annotation=Annotation(
+            annotator="ann",
+            prefill="m:prefill",
+            updated_at="2026-01-01T00:00:00Z",
+            decisions={"claims": decisions},
+        ),
+    )
+    (tmp_path / "gold.jsonl").write_text(json.dumps(line.model_dump(mode="json")) + "\n")
+    code, out, err = _cli(
+        ["judges", "audit", "--max-chunks", "2", "--format", "json"]
+        + ["--human", str(tmp_path / "gold.jsonl"), "--prefill", str(tmp_path / "prefill.jsonl")]
+    )
+    assert code == 0, err
+    human = json.loads(out)["audits"][0]["human"]
+    # The grounding judge calls the 3 kept claims none and the 2 invented ones fabricated; the
+    # person kept 3 and deleted 2: a perfect 2×2 table, κ = 1.
+    assert human == {"kappa": 1.0, "items": 5, "source": str(tmp_path / "gold.jsonl")}

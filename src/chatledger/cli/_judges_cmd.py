@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from chatledger.core import Chunk, ExtractionRecord
     from chatledger.judge import Judge
     from chatledger.providers import ProviderHub
-    from chatledger.record._judge_audit import JudgeAudit
+    from chatledger.record._judge_audit import HumanAgreementSummary, JudgeAudit
 
 judges_app = typer.Typer(
     help="Judges: audit each against extractions of known truth (the corruption ladder, "
@@ -79,6 +79,17 @@ def audit_command(
     timeout: Annotated[
         float | None, typer.Option(min=0.001, help="seconds before a request is abandoned")
     ] = None,
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            help="a person's decisions from the annotation page (gold .jsonl): judge-vs-person "
+            "Cohen's κ on the prefilled model's items (needs --prefill)"
+        ),
+    ] = None,
+    prefill: Annotated[
+        Path | None,
+        typer.Option(help="the extractions the annotation page was prefilled with (.jsonl)"),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="also write the audits as JSON here")] = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
@@ -90,9 +101,12 @@ def audit_command(
     from chatledger.runs._judge_audit import audit_inputs, audit_judge
 
     specs = judge or ["grounding"]
+    if (human is None) != (prefill is None):
+        raise InputError("--human and --prefill go together", field="--human")
     if record is not None and len(specs) != 1:
         raise InputError("--record keeps one judge's verdicts: give one --judge", field="--record")
     chunk_list, ref = _inputs(chunks, reference)
+    all_chunks = list(chunk_list)
     if max_chunks is not None:
         chunk_list = _fewest_items(chunk_list, ref, max_chunks)
     inputs = audit_inputs(ref, chunk_list, seed=seed)
@@ -114,16 +128,18 @@ def audit_command(
             graded: Judge = RecordingJudge(built) if record is not None else built
             if isinstance(graded, RecordingJudge):
                 graded.labels = [i.name for i in inputs for _ in i.extractions]
-            audits.append(
-                audit_judge(
-                    graded,
-                    ref,
-                    chunk_list,
-                    seed=seed,
-                    max_false_alarms=max_false_alarms,
-                    inputs=inputs,
-                )
+            audit = audit_judge(
+                graded,
+                ref,
+                chunk_list,
+                seed=seed,
+                max_false_alarms=max_false_alarms,
+                inputs=inputs,
             )
+            if human is not None and prefill is not None:
+                agreement = _against_person(built, human, prefill, all_chunks)
+                audit = audit.model_copy(update={"human": agreement})
+            audits.append(audit)
             if isinstance(graded, RecordingJudge) and record is not None:
                 record.parent.mkdir(parents=True, exist_ok=True)
                 write_recorded(graded.lines, record)
@@ -139,6 +155,46 @@ def audit_command(
         return
     for audit in audits:
         print_audit(audit)
+
+
+def _against_person(
+    judge: Judge, gold: Path, prefill: Path, chunks: list[Chunk]
+) -> HumanAgreementSummary:
+    """The judge grades the prefilled extractions of the annotated chunks; Cohen's κ of its
+    flags against the person's deletions (annotate's judge agreement, the same function as
+    ``chatledger annotate agreement GOLD --run``)."""
+    import tempfile
+
+    from chatledger.annotate._judge_agreement import judge_agreement, read_annotations
+    from chatledger.core import InputError
+    from chatledger.corpus import read_extractions
+    from chatledger.record._judge_audit import HumanAgreementSummary
+    from chatledger.runs._judging import judgement_lines
+
+    annotations = read_annotations(gold)
+    if not annotations:
+        raise InputError("no line has an annotation block", path=gold)
+    records = read_extractions(prefill).records
+    model = next(iter(records.values())).model if records else "prefill"
+    by_id = {c.chunk_id: c for c in chunks}
+    pairs = [
+        (by_id[c], extraction)
+        for c in annotations
+        if c in by_id and c in records and (extraction := records[c].extraction) is not None
+    ]
+    if not pairs:
+        raise InputError(
+            "no annotated chunk is both in the chunks and in the prefill file", path=gold
+        )
+    ids = [c.chunk_id for c, _ in pairs]
+    verdicts = judge.judge_many(pairs)
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = judgement_lines(
+            model, [judge.name], ids, {judge.name: dict(zip(ids, verdicts, strict=True))}
+        )
+        (Path(tmp) / "judgements.jsonl").write_text("".join(lines), encoding="utf-8")
+        found = judge_agreement(gold, Path(tmp), model=model, judge=judge.name, n_resamples=200)
+    return HumanAgreementSummary(kappa=found.deleted.kappa, items=found.items, source=str(gold))
 
 
 def _inputs(
