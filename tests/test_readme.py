@@ -7,9 +7,10 @@ commands; a ``sql`` block, run with DuckDB over what the commands wrote; a ``pyt
 run as a script in the same folder and environment (it must exit 0); or a block
 preceded by ``<!-- not run: why -->``. A block that is none of these fails the test.
 
-The commands run in a folder holding the files the README names, with the OpenAI API answered
-by the fake server on 127.0.0.1 (``OPENAI_BASE_URL``): extraction requests get the bundled gold
-of the asked chunk, judge requests a verdict, anything else ``{}``.
+The commands run in an empty folder — the README's first command, ``chatledger examples .``,
+writes the files the others name — with the OpenAI API answered by the fake server on
+127.0.0.1 (``OPENAI_BASE_URL``): extraction requests get the bundled gold of the asked chunk,
+judge requests a verdict, anything else ``{}``.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from chatledger.corpus import read_chunks, read_extractions
+from chatledger.corpus import read_extractions
 from chatledger.demo import write_bundled_corpus
-from chatledger.simulate import OPERATORS, simulate_records, write_records
 from fakes.llm_server import OPENAI_PATH, FakeLLMServer, Reply, openai_body
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -77,6 +77,17 @@ def shell_commands(text: str) -> Iterator[list[str]]:
             yield words
 
 
+def bundled_gold(folder: Path) -> dict[str, dict[str, Any]]:
+    """The bundled gold by chunk id (written into ``folder``): what the fake server answers an
+    extraction with."""
+    gold_path = write_bundled_corpus(folder)[1]
+    return {
+        cid: record.extraction.model_dump(mode="json")
+        for cid, record in read_extractions(gold_path).records.items()
+        if record.extraction is not None
+    }
+
+
 def fake_openai(gold: dict[str, dict[str, Any]]) -> Any:
     def reply(body: dict[str, Any]) -> dict[str, Any]:
         schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
@@ -94,23 +105,8 @@ def fake_openai(gold: dict[str, dict[str, Any]]) -> Any:
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    """The files the README's examples name."""
-    chunks_path, gold_path = write_bundled_corpus(tmp_path)
-    chunks = read_chunks(chunks_path)
-    gold = read_extractions(gold_path).records
-    for name, severity in (("cheap", 0.3), ("model-a", 0.1)):
-        operations = [(operator, severity) for operator in OPERATORS]
-        write_records(
-            simulate_records(gold, chunks, operations, seed=7, label=name),
-            tmp_path / f"{name}.jsonl",
-        )
-    covered = ["claims", "decisions", "action_items", "open_questions"]
-    with (tmp_path / "human_gold.jsonl").open("w", encoding="utf-8") as handle:
-        for line in gold_path.read_text(encoding="utf-8").splitlines():
-            data = json.loads(line)
-            data["covers"] = covered
-            data["extraction"] = {k: v for k, v in data["extraction"].items() if k in covered}
-            handle.write(json.dumps(data) + "\n")
+    """An empty folder: the README's first command, ``chatledger examples .``, writes the files
+    its examples name."""
     return tmp_path
 
 
@@ -139,12 +135,10 @@ def run_block_commands(block: Block, cwd: Path, env: dict[str, str], ran: list[s
         print(f"{time.perf_counter() - t0:6.1f}s {shown[:100]}")
 
 
-def test_every_readme_example_runs_as_written(workdir: Path) -> None:
-    gold = {
-        cid: record.extraction.model_dump(mode="json")
-        for cid, record in read_extractions(workdir / "gold.jsonl").records.items()
-        if record.extraction is not None
-    }
+def test_every_readme_example_runs_as_written(
+    workdir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    gold = bundled_gold(tmp_path_factory.mktemp("gold"))
     ran: list[str] = []
     files: list[str] = []
     queries = 0

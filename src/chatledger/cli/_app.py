@@ -53,6 +53,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "SmolLM2-135M); the switch run (the recorded 1.5B as reference); then the offline\n"
         "extractor vs human gold.",
     ),
+    "examples": (
+        "_examples_cmd",
+        "Write the files the README's examples use (chunks, gold, two simulated challengers, a\n"
+        "partial human gold) into a folder, offline.",
+    ),
     "downstream": (
         "_downstream_cmd",
         "Layer 3: run the downstream consumers on both models' extractions and compare them.",

@@ -10,6 +10,7 @@ from chatledger.demo._demo import (
     prepare_demo,
     run_demo,
 )
+from chatledger.demo._examples import write_examples
 from chatledger.demo._recorded import (
     RecordedModel,
     RecordedTask,
@@ -37,4 +38,5 @@ __all__ = [
     "recording_figures",
     "run_demo",
     "write_bundled_corpus",
+    "write_examples",
 ]
