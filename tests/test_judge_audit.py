@@ -503,8 +503,11 @@ def test_judge_vs_person_kappa_in_the_audit(bundled, tmp_path: Path) -> None:  #
     )
     (tmp_path / "gold.jsonl").write_text(json.dumps(line.model_dump(mode="json")) + "\n")
     code, out, err = _cli(
-        ["judges", "audit", "--max-chunks", "2", "--format", "json"]
-        + ["--human", str(tmp_path / "gold.jsonl"), "--prefill", str(tmp_path / "prefill.jsonl")]
+        [
+            *("judges", "audit", "--max-chunks", "2", "--format", "json"),
+            *("--human", str(tmp_path / "gold.jsonl")),
+            *("--prefill", str(tmp_path / "prefill.jsonl")),
+        ]
     )
     assert code == 0, err
     human = json.loads(out)["audits"][0]["human"]
