@@ -16,6 +16,7 @@ from chatledger.stats._effects import (
     factor_effects,
 )
 from chatledger.stats._power import DEFAULT_POWER, paired_power, units_needed, units_needed_for
+from chatledger.stats._ppi import PPIEstimate, ppi_labels_needed, ppi_lambda, ppi_mean
 from chatledger.stats._resample import (
     Resamples,
     bootstrap_sums,
@@ -45,6 +46,7 @@ __all__ = [
     "EffectInterval",
     "Interval",
     "MetricEffects",
+    "PPIEstimate",
     "PairedDifference",
     "Resamples",
     "Sensitivity",
@@ -62,6 +64,9 @@ __all__ = [
     "paired_difference",
     "paired_from",
     "paired_power",
+    "ppi_labels_needed",
+    "ppi_lambda",
+    "ppi_mean",
     "rank_probabilities",
     "rank_probabilities_from",
     "ranking",
