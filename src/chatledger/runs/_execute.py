@@ -400,7 +400,7 @@ class _Run:
             reference_usage=reference_facts.usage,
             n_chunks=n_chunks,
             judges=[judge_entry(judge) for judge in judges],
-            model_calls=self.calls.to_dict() if self.calls is not None else None,
+            model_calls=self.calls.info() if self.calls is not None else None,
             inputs=inputs,
             executor=str(self.pool.spec),
             stages=self.stage_records,
