@@ -432,9 +432,8 @@ def test_a_model_judge_is_recorded_then_replayed_offline(
 
 
 LOCAL_JUDGE = "qwen2.5-coder-1.5b"
-REPLAY_OPTIONS = ("--max-chunks", "4", "--format", "json")
 RECORD_COMMAND = (
-    f"chatledger judges audit --judge local:{LOCAL_JUDGE} --max-chunks 4 "
+    f"chatledger judges audit --judge local:{LOCAL_JUDGE} --max-chunks 2 "
     f"--record src/chatledger/data/recorded/judges/{LOCAL_JUDGE}.jsonl"
 )
 
@@ -452,7 +451,7 @@ def test_docs_local_judge_audit_is_the_recording_s() -> None:
         expected = f"Not recorded yet: `{RECORD_COMMAND}` (needs `make local-runtime`)."
     else:
         code, out, err = _cli(
-            ["judges", "audit", "--judge", f"recorded:{LOCAL_JUDGE}", *REPLAY_OPTIONS]
+            ["judges", "audit", "--judge", f"recorded:{LOCAL_JUDGE}", "--format", "json"]
         )
         assert code == 0, err
         from chatledger.record._judge_audit import JudgeAudit
@@ -544,3 +543,24 @@ def test_docs_grounding_audit_on_the_human_gold_samples() -> None:
         outcome[name] = audit.passed
     assert outcome == {"ami": True, "casino": False}
     check_block("docs/judges.md", "grounding-audit-human", "\n".join(rows))
+
+
+def test_a_recording_replays_on_the_chunks_and_sets_it_holds(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    argv = ["judges", "audit", "--max-chunks", "2", "--sets", "probe:invent_item"]
+    code, out, err = _cli([*argv, "--record", str(path), "--format", "json"])
+    assert code == 0, err
+    live = json.loads(out)["audits"][0]
+    # No options: the recording's own 2 chunks and 5 sets (reference, ladder, the probe).
+    code, out, err = _cli(["judges", "audit", "--judge", f"recorded:{path}", "--format", "json"])
+    assert code == 0, err
+    replayed = json.loads(out)["audits"][0]
+    assert replayed["chunks"] == 2
+    assert [s["name"] for s in replayed["sets"]] == [
+        "reference",
+        "simulated:light",
+        "simulated:medium",
+        "simulated:heavy",
+        "probe:invent_item",
+    ]
+    assert replayed["sets"] == live["sets"]
