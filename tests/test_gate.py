@@ -6,13 +6,19 @@ a challenger that names one of the two on a chunk scores topics F1 2/3 there (pr
 recall 1/2), one that names both scores 1. The topics figure is the macro mean over the ten
 chunks, so
 
-- *small drop*: one chunk of ten at 2/3 → topics 1 − 1/30 (a drop of 0.0333). The paired
-  differences are one −1/3 and nine 0: a resample misses the bad chunk with probability
-  0.9¹⁰ = 0.35, so the upper end of the 95 % interval is exactly 0 — the drop is not shown
-  and ``max_drop: 0.02`` passes; ``--strict`` reads −0.0333 < −0.02 and fails.
-- *clear drop*: five chunks at 2/3 → topics 1 − 5/30 (−0.1667). A resample's mean difference
-  is −k/30 with k ~ Binomial(10, ½); P(k ≤ 1) = 1.1 %, so the upper end is −2/30 at most:
-  the whole interval is below −0.02 and the rule fails either way.
+The unit is the conversation (two chunks each, five conversations: the fewest an interval is
+given for), and an interval is estimate ± t(4)·SE, t(4) = 2.7764, SE the larger of the
+leave-one-conversation-out jackknife SE and the cluster bootstrap's.
+
+- *small drop*: one chunk of ten at 2/3 → topics 1 − 1/30 (a drop of 0.0333), all of it in
+  conversation 1. Leaving conversation 1 out the difference is 0, leaving any other out it is
+  −(1/3)/8; the jackknife SE is exactly 1/30, so the interval is −1/30 ± 2.7764/30 =
+  [−0.1259, +0.0592]: the drop is not shown and ``max_drop: 0.02`` passes; ``--strict`` reads
+  −0.0333 < −0.02 and fails.
+- *clear drop*: five chunks at 2/3, one in each conversation → topics 1 − 5/30 (−0.1667), the
+  same −1/6 in every conversation: no resample differs, the interval is the point itself,
+  below −0.02, and the rule fails either way. The sign-flip test over the five conversations
+  (all negative) gives p = 2/32.
 
 Every other field is empty on both sides (a both-empty chunk scores 1), so the overall — the
 extraction composite, the only layer run — moves by topics' weight times the topics change:
@@ -28,14 +34,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from scipy import stats as scipy_stats
 
 from chatledger.cli._app import main
 from chatledger.gating import evaluate_gate, load_gate_rules
 from chatledger.record import read_run_record
 from chatledger.runs import execute_run, load_run_config
+from chatledger.stats import t_quantile
 
 TOPICS = ["budget review", "hiring plan"]
 N_CHUNKS = 10
@@ -142,10 +147,13 @@ def test_a_small_drop_passes_on_its_interval_and_fails_strict(
     assert code == 0, data
     topics = _outcome(data, "fields.topics")
     assert topics["difference"] == pytest.approx(-1 / 30, abs=1e-12)
-    assert topics["high"] == 0.0  # 35 % of resamples miss the one bad chunk
-    assert -0.2 < topics["low"] < -1 / 30
+    # −1/30 ± t(4)·(1/30): the jackknife SE (1/30, see the module doc) is the larger here
+    assert topics["high"] == pytest.approx(-1 / 30 + t_quantile(0.95, 4) / 30, abs=1e-12)
+    assert topics["low"] == pytest.approx(-1 / 30 - t_quantile(0.95, 4) / 30, abs=1e-12)
     assert topics["passed"] and topics["decided_on"] == "interval"
-    assert topics["units"] == "chunks" and topics["n_units"] == N_CHUNKS
+    assert topics["units"] == "conversations" and topics["n_units"] == 5
+    assert topics["p_value"] == 1.0  # one conversation differs: half the sign patterns reach it
+    assert topics["test"] == "exact sign-flip, all 2^5 = 32 patterns"
     overall = _outcome(data, "overall")
     assert overall["difference"] == pytest.approx(-TOPICS_WEIGHT / 30, abs=1e-12)
     assert overall["units"] == "conversations" and overall["n_units"] == 5
@@ -159,27 +167,36 @@ def test_a_small_drop_passes_on_its_interval_and_fails_strict(
     assert _outcome(data, "overall")["passed"]  # 0.0014 is within 0.02 even so
 
 
-def test_the_paired_interval_is_the_percentile_bootstrap_of_the_chunk_differences(
+def test_a_drop_the_same_in_every_conversation_has_a_point_interval(
     runs: dict[str, Path],
 ) -> None:
     result = evaluate_gate(
         load_gate_rules("{fields.topics: {max_drop: 0.02}}"), runs["baseline"], runs["clear"]
     )
     outcome = result.outcomes[0]
-    differences = np.array([-1 / 3 if i % 2 == 0 else 0.0 for i in range(N_CHUNKS)])
-    expected = scipy_stats.bootstrap(
-        (differences,),
-        np.mean,
-        n_resamples=result.resamples,
-        confidence_level=result.confidence,
-        method="percentile",
-        rng=np.random.default_rng(result.seed),
-    ).confidence_interval
     assert outcome.difference == pytest.approx(-5 / 30, abs=1e-12)
-    assert outcome.low == pytest.approx(expected.low, abs=1e-12)
-    assert outcome.high == pytest.approx(expected.high, abs=1e-12)
-    assert outcome.high is not None and outcome.high <= -2 / 30 + 1e-12
+    assert outcome.low == pytest.approx(-5 / 30, abs=1e-12)
+    assert outcome.high == pytest.approx(-5 / 30, abs=1e-12)
+    assert outcome.p_value == 2 / 32  # all five conversations one way: exact sign-flip
     assert not outcome.passed  # the whole interval is below −0.02
+
+
+def test_too_few_conversations_leave_the_rule_undecided(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "fewer" holds the first eight chunks: four conversations, one short of an interval.
+    code, data, err = _gate(
+        capsys,
+        str(runs["fewer"]),
+        str(runs["fewer"]),
+        "--rules",
+        "{overall: {max_drop: 0.02}}",
+    )
+    (outcome,) = data["outcomes"]
+    assert code == 3 and outcome["undecided"] and not outcome["passed"]
+    assert outcome["low"] is None and outcome["high"] is None
+    assert "too few conversations to tell (k = 4)" in outcome["reason"]
+    assert "gate undecided (1 rule(s))" in err
 
 
 def test_a_clear_drop_fails_with_and_without_strict(
@@ -226,24 +243,22 @@ def test_min_reads_the_candidates_own_interval_which_run_json_shows(
 def test_a_minimum_inside_the_interval_passes_on_its_upper_end(
     runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The clear drop's own topics figure: half the chunks at 2/3, half at 1 → 1 − 5/30 = 0.833.
-    # A resample's mean is 1 − k/30, k ~ Binomial(10, ½) chunks at 2/3. P(k ≤ 1) = 11/1024 =
-    # 1.1 % and P(k ≤ 2) = 56/1024 = 5.5 % put the 2.5 % point of k at 2 and the 97.5 % point
-    # at 8: the 95 % interval is [1 − 8/30, 1 − 2/30] = [0.733, 0.933] (the values are
-    # symmetric about the estimate, so BCa's corrections vanish: the percentile interval). A
-    # minimum of 0.9 lies inside it: the figure is not shown to be below 0.9, and the rule
-    # passes on the upper end; reading the lower end would fail it. --strict reads 0.833 < 0.9.
-    rules = "{fields.topics: {min: 0.9}}"
-    code, data, _ = _gate(capsys, str(runs["baseline"]), str(runs["clear"]), "--rules", rules)
+    # The small drop's own topics figure, 1 − 1/30 = 0.967, with an interval around it; a
+    # minimum of 0.97 lies inside it: the figure is not shown to be below 0.97, and the rule
+    # passes on the upper end; reading the lower end would fail it. --strict reads 0.967 < 0.97.
+    rules = "{fields.topics: {min: 0.97}}"
+    code, data, _ = _gate(capsys, str(runs["baseline"]), str(runs["small"]), "--rules", rules)
     (topics,) = data["outcomes"]
-    assert topics["candidate"] == pytest.approx(1 - 5 / 30, abs=1e-12)
-    assert topics["low"] == pytest.approx(1 - 8 / 30, abs=1e-12)
-    assert topics["high"] == pytest.approx(1 - 2 / 30, abs=1e-12)
-    assert topics["low"] < 0.9 < topics["high"]
+    assert topics["candidate"] == pytest.approx(1 - 1 / 30, abs=1e-12)
+    # Leaving conversation 1 out gives 1, any other 7.667/8: jackknife SE 1/30 again, so
+    # 0.9667 − 2.7764/30 = 0.8741 below, and above clipped at 1.
+    assert topics["low"] == pytest.approx(1 - 1 / 30 - t_quantile(0.95, 4) / 30, abs=1e-12)
+    assert topics["high"] == 1.0
+    assert topics["low"] < 0.97 < topics["high"]
     assert topics["passed"] and topics["decided_on"] == "interval" and code == 0
-    assert "the interval reaches the minimum 0.9" in topics["reason"]
+    assert "the interval reaches the minimum 0.97" in topics["reason"]
     code, data, _ = _gate(
-        capsys, str(runs["baseline"]), str(runs["clear"]), "--rules", rules, "--strict"
+        capsys, str(runs["baseline"]), str(runs["small"]), "--rules", rules, "--strict"
     )
     assert not data["outcomes"][0]["passed"] and code == 1
 
@@ -257,8 +272,11 @@ def test_chunk_order_does_not_change_the_verdict(
     for a, b in zip(same["outcomes"], shuffled["outcomes"], strict=True):
         assert a["difference"] == pytest.approx(b["difference"], abs=1e-12)
         assert a["passed"] == b["passed"]
-    # The reversed order draws other resamples: the interval is of the same law, not the same.
-    assert shuffled["outcomes"][0]["high"] == 0.0
+    # The reversed order draws other resamples (the bootstrap SE differs); the jackknife's,
+    # which the interval never goes below, does not.
+    bound = -1 / 30 + t_quantile(0.95, 4) / 30
+    assert shuffled["outcomes"][0]["high"] >= bound - 1e-12
+    assert same["outcomes"][0]["high"] >= bound - 1e-12
 
 
 def test_a_run_against_itself_passes_every_drop_rule(

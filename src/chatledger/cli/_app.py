@@ -112,6 +112,16 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "_stats_cmd",
         "Intervals, paired differences, rank probabilities and weight sensitivity of a run.",
     ),
+    "coverage": (
+        "_coverage_cmd",
+        "Do the intervals hold? Their empirical coverage on subsets of whole conversations of a\n"
+        "finished run (its figures taken as the truth).",
+    ),
+    "plan": (
+        "_coverage_cmd",
+        "How many conversations to tell a drop of a given size, from a pilot run's\n"
+        "per-conversation variance (80 % power).",
+    ),
     "audit": (
         "_stats_cmd",
         "Apply every corruption operator at rising severity; show each field's score curve.",

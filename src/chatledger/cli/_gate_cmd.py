@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from chatledger.gating import GateResult, RuleOutcome
 
 EXIT_FAILED = 1
+EXIT_UNDECIDED = 3  # no rule failed, but the data cannot decide one (too few conversations)
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
@@ -65,10 +66,12 @@ def _change(outcome: RuleOutcome) -> str:
 def print_gate_table(result: GateResult) -> None:
     from rich.table import Table
 
+    units = sorted({f"{o.n_units} {o.units}" for o in result.outcomes if o.units is not None})
+    over = f", {', '.join(units)}" if units else ""
     how = (
         "point estimates (--strict)"
         if result.strict
-        else f"paired bootstrap, {result.confidence:.0%} intervals"
+        else f"{result.confidence:.0%} intervals{over}"
     )
     table = Table(title=f"Gate — {result.baseline.model} → {result.candidate.model} ({how})")
     # Fits 80 columns: the rule under its figure, the interval under the change.
@@ -83,7 +86,11 @@ def print_gate_table(result: GateResult) -> None:
             _figure(o.baseline, o),
             _figure(o.candidate, o),
             _change(o),
-            styled("pass", "green") if o.passed else styled("FAIL", "bold red"),
+            styled("pass", "green")
+            if o.passed
+            else styled("open", "yellow")
+            if o.undecided
+            else styled("FAIL", "bold red"),
         )
     stdout.print(table)
     for o in result.failures:
@@ -91,7 +98,15 @@ def print_gate_table(result: GateResult) -> None:
     for text in result.notes:
         note(text)
     n = len(result.outcomes)
-    verdict = "passed" if result.passed else f"failed: {len(result.failures)} of {n} rules"
+    for o in result.undecided:
+        note(f"{o.name}: {o.reason}", label="undecided", style="yellow")
+    verdict = (
+        "passed"
+        if result.passed
+        else f"failed: {len(result.failures)} of {n} rules"
+        if result.failures
+        else f"undecided: {len(result.undecided)} of {n} rules"
+    )
     stdout.print(styled(f"gate {verdict}", "bold green" if result.passed else "bold red"))
 
 
@@ -142,7 +157,10 @@ def gate_command(
 ) -> None:
     """Compare a candidate run with a baseline run rule by rule, on the paired bootstrap
     difference: a drop fails only when the whole interval is below the allowance. Exit 0: every
-    rule passed; 1: a rule failed; 2: a usage error (a missing run, runs on different chunks)."""
+    rule passed; 1: a rule failed; 2: a usage error (a missing run, runs on different chunks).
+
+    Exit 3: no rule failed but one is undecided — too few conversations or items for an
+    interval, so the data cannot say (never a silent pass)."""
     from chatledger.core import atomic_write_text
     from chatledger.gating import (
         evaluate_gate,
@@ -184,5 +202,9 @@ def gate_command(
 
         written = text if text is not None else dumps_json(result.model_dump(mode="json")) + "\n"
         atomic_write_text(out, written)
-    if not result.passed:
+    if result.failures:
         raise typer.Exit(EXIT_FAILED)
+    if result.undecided:
+        stderr_note = "; ".join(f"{o.name}: {o.reason}" for o in result.undecided)
+        typer.echo(f"gate undecided ({len(result.undecided)} rule(s)): {stderr_note}", err=True)
+        raise typer.Exit(EXIT_UNDECIDED)

@@ -21,10 +21,14 @@ def _widened(entry: Interval | None) -> bool:
     return entry is not None and "widened" in (entry.method or "")
 
 
-def _interval(entry: Interval | None) -> str:
-    """The estimate (the leaderboard's figure) over its interval; † when it was widened."""
+def _interval(entry: Interval | None, why: str | None = None, value: float | None = None) -> str:
+    """The estimate (the leaderboard's figure) over its interval; † when it was widened;
+    without one, the figure over why ("too few conversations to tell (k = 3)", "few items
+    (n = 5)")."""
     if entry is None:
-        return "—"
+        if value is None:
+            return why or "—"
+        return f"{value:.3f}\n{why}" if why else f"{value:.3f}"
     mark = f" {WIDENED_MARK}" if _widened(entry) else ""
     return f"{entry.estimate:.3f}\n[{entry.low:.3f}, {entry.high:.3f}]{mark}"
 
@@ -93,9 +97,10 @@ def stats_command(
     conversations = (
         f" in {stats.n_conversations} conversations" if stats.n_conversations is not None else ""
     )
+    unit = f"; unit: {stats.unit_label()}" if stats.unit is not None else ""
     table = Table(
-        title=f"{stats.confidence:.0%} bootstrap intervals over {stats.n_chunks} chunks"
-        f"{conversations} ({stats.bootstrap_resamples} resamples)"
+        title=f"{stats.confidence:.0%} intervals over {stats.n_chunks} chunks"
+        f"{conversations} ({stats.bootstrap_resamples} resamples{unit})"
         + ("; each estimate is the leaderboard's figure" if stats.resampling else ""),
         title_justify="left",
     )
@@ -105,13 +110,43 @@ def stats_command(
     for layer in layers:
         table.add_column(layer)
     for model in run.leaderboard:
+        result = run.model(model)
         table.add_row(
             model,
-            _interval(stats.interval(model, "overall")),
-            *(_interval(stats.interval(model, x)) for x in layers),
+            _interval(
+                stats.interval(model, "overall"),
+                stats.why_no_interval(model, "overall"),
+                result.overall,
+            ),
+            *(
+                _interval(
+                    stats.interval(model, x), stats.why_no_interval(model, x), result.layers.get(x)
+                )
+                for x in layers
+            ),
         )
     stdout.print(table)
     stdout.print(_resampling(stats, layers))
+    if stats.interval_method:
+        stdout.print(
+            f"interval method: {stats.interval_method}; none below {stats.min_units} units"
+        )
+    if stats.unit == "chunk":
+        stdout.print(
+            "unit: chunks, as the run's config asked (stats: {unit: chunk}): chunks of one "
+            "conversation are not independent, so these intervals are narrower than the data "
+            "supports"
+        )
+    if stats.too_few:
+        stdout.print(f"{stats.too_few}: figures are shown without intervals")
+    for model in run.leaderboard:
+        few = stats.few_items.get(model, {})
+        if few:
+            shown = ", ".join(f"{name} few items (n = {n})" for name, n in few.items())
+            stdout.print(
+                f"{model}: no interval for fields with fewer than "
+                f"{stats.few_items_threshold} reference items — {shown}"
+            )
     widened = [
         (model, key, entry)
         for model in run.leaderboard
@@ -153,14 +188,17 @@ def stats_command(
         + ")",
         title_justify="left",
     )
-    for col in ("a | b", "difference", "interval", "p-value"):
+    for col in ("a | b", "difference", "interval", "p-value", "test"):
         diffs.add_column(col)
     for pair, d in stats.paired_differences.items():
         diffs.add_row(
             pair.replace("|", " | "),
             f"{d.difference:+.3f}",
-            f"[{d.low:+.3f}, {d.high:+.3f}]",
+            f"[{d.low:+.3f}, {d.high:+.3f}]"
+            if d.low is not None and d.high is not None
+            else (d.note or "—"),
             f"{d.p_value:.4f}",
+            d.test or "paired bootstrap (1/(B + 1) floor)",
         )
     stdout.print(diffs)
     sensitivity = stats.weight_sensitivity

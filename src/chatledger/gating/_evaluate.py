@@ -88,6 +88,7 @@ def evaluate_gate(
         point_only = [f for f in score_figures if f not in sampled]
         for figure in point_only:
             notes.append(f"{figure}: no per-unit statistics to resample; decided on the figures")
+        unit = "chunk" if stats is not None and stats.unit == "chunk" else "conversation"
         paired = paired_figures(
             base_side,
             cand_side,
@@ -95,7 +96,13 @@ def evaluate_gate(
             n_resamples=resamples,
             confidence=confidence,
             seed=seed,
+            unit=unit,
         )
+        if unit == "chunk":
+            notes.append(
+                "units: chunks for layer-1 figures, as the run asked (stats: {unit: chunk}); "
+                "chunks of one conversation are not independent"
+            )
     else:
         shared_chunk_order(base_record, cand_record, cand_path)
     outcomes = [
@@ -195,7 +202,18 @@ def _score_outcome(
         "units": paired.units if paired else None,
         "n_units": paired.n_units if paired else None,
         "p_value": paired.p_value if paired and rule.kind == "max_drop" else None,
+        "test": paired.test if paired and rule.kind == "max_drop" else None,
     }
+    if use_interval and paired is not None and paired.note is not None:
+        # Too few conversations (or too few items) for an interval: the data cannot decide
+        # the rule, and the gate says so (exit status 3), never a silent pass.
+        return RuleOutcome(
+            **common,
+            passed=False,
+            undecided=True,
+            difference=cand - base,
+            reason=f"undecided: {paired.note} (changed {cand - base:+.4f}, no interval)",
+        )
     if rule.kind == "max_drop":
         diff = cand - base
         low, high = (paired.low, paired.high) if paired else (None, None)

@@ -53,7 +53,7 @@ def junit_xml(result: GateResult, *, timestamp: datetime | None = None, time_s: 
             "timestamp": when.isoformat(),
             "hostname": socket.gethostname() or "localhost",
             **counts,
-            "skipped": "0",
+            "skipped": str(len(result.undecided)),
             "time": f"{time_s:.3f}",
             "id": "0",
             "package": "chatledger.gating",
@@ -82,7 +82,9 @@ def junit_xml(result: GateResult, *, timestamp: datetime | None = None, time_s: 
                 "time": "0.000",
             },
         )
-        if not outcome.passed:
+        if outcome.undecided:  # neither a pass nor a failure: skipped, with the reason
+            ET.SubElement(case, "skipped", {"message": outcome.reason})
+        elif not outcome.passed:
             failure = ET.SubElement(
                 case, "failure", {"message": outcome.reason, "type": FAILURE_TYPE}
             )
@@ -108,8 +110,8 @@ def github_annotations(result: GateResult) -> str:
     passed one and per note (shown on the run's summary page and in the log)."""
     lines = []
     for outcome in result.outcomes:
-        level = "notice" if outcome.passed else "error"
-        verdict = "passed" if outcome.passed else "FAILED"
+        level = "notice" if outcome.passed else "warning" if outcome.undecided else "error"
+        verdict = "passed" if outcome.passed else "UNDECIDED" if outcome.undecided else "FAILED"
         title = _escape_property(f"{SUITE}: {outcome.name} {verdict}")
         lines.append(f"::{level} title={title}::{_escape_data(_detail(outcome))}")
     for note in result.notes:
@@ -127,6 +129,8 @@ def markdown_summary(result: GateResult) -> str:
         "passed"
         if result.passed
         else f"failed ({len(result.failures)} of {len(result.outcomes)} rules)"
+        if result.failures
+        else f"undecided ({len(result.undecided)} of {len(result.outcomes)} rules)"
     )
     lines = [
         f"### {SUITE}: {verdict}",
@@ -140,7 +144,7 @@ def markdown_summary(result: GateResult) -> str:
         base = "—" if o.baseline is None else f"{o.baseline:.4g}"
         change = "—" if o.difference is None else f"{o.difference:+.4g}"
         interval = "—" if o.low is None or o.high is None else f"[{o.low:+.4f}, {o.high:+.4f}]"
-        mark = "pass" if o.passed else "**FAIL**"
+        mark = "pass" if o.passed else "undecided" if o.undecided else "**FAIL**"
         lines.append(
             f"| {_cell(o.name)} | {base} | {o.candidate:.4g} | {change} | {interval} | {mark} |"
         )

@@ -36,6 +36,9 @@ class RuleOutcome(BaseModel):
     high: float | None = None
     p_value: float | None = None
     decided_on: Literal["interval", "point estimate"]
+    # No interval to decide on (too few conversations, few items): neither passed nor failed
+    undecided: bool = False
+    test: str | None = None  # the sign-flip test of the p-value (exact or Monte Carlo)
     units: str | None = None  # what was resampled: chunks | conversations
     n_units: int | None = None
     reason: str
@@ -61,8 +64,15 @@ class GateResult(BaseModel):
 
     @property
     def passed(self) -> bool:
+        """Every rule passed (an undecided rule has not)."""
         return all(o.passed for o in self.outcomes)
 
     @property
     def failures(self) -> list[RuleOutcome]:
-        return [o for o in self.outcomes if not o.passed]
+        """Rules the data decided against (undecided ones are not failures)."""
+        return [o for o in self.outcomes if not o.passed and not o.undecided]
+
+    @property
+    def undecided(self) -> list[RuleOutcome]:
+        """Rules the data cannot decide: too few conversations or items for an interval."""
+        return [o for o in self.outcomes if o.undecided]

@@ -41,10 +41,17 @@ class Interval(RecordModel):
 
 
 class PairedDifference(RecordModel):
+    """a − b of a figure over the same units: the interval (None with too few conversations:
+    ``note`` says so), and the p-value with the test that gave it (``test``: "exact
+    sign-flip, all 2^6 = 64 patterns" or "Monte Carlo sign-flip, …")."""
+
     difference: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     p_value: float
+    test: str | None = None
+    n_units: int | None = None
+    note: str | None = None
 
 
 class InputFile(RecordModel):

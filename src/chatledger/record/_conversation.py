@@ -164,6 +164,18 @@ class RunStats(RecordModel):
     n_conversations: int | None = None
     # What each kind of interval resamples: "chunks" or "conversations" (cluster bootstrap).
     resampling: dict[str, str] = Field(default_factory=dict)
+    # The unit of inference ("conversation" by default, "chunk" on request) and how many;
+    # the interval method and the fewest units it is given for; below that, ``too_few`` is
+    # what is shown instead of intervals ("too few conversations to tell (k = 3)"). Fields
+    # with fewer reference items than ``few_items_threshold`` have no interval and are
+    # listed in ``few_items`` (model → field → reference items). None/empty: an older run.
+    unit: str | None = None
+    n_units: int | None = None
+    interval_method: str | None = None
+    min_units: int | None = None
+    too_few: str | None = None
+    few_items_threshold: int | None = None
+    few_items: dict[str, dict[str, int]] = Field(default_factory=dict)
     intervals: dict[str, dict[str, Interval]] = Field(default_factory=dict)
     paired_differences: dict[str, PairedDifference] = Field(default_factory=dict)
     rank_probabilities: dict[str, list[float]] = Field(default_factory=dict)
@@ -172,6 +184,24 @@ class RunStats(RecordModel):
 
     def interval(self, model: str, key: str) -> Interval | None:
         return self.intervals.get(model, {}).get(key)
+
+    def unit_label(self) -> str:
+        """ "conversations (k = 6)" — what the intervals resampled, and how many."""
+        if self.unit == "chunk":
+            return f"chunks (n = {self.n_chunks}; downstream and overall: conversations)"
+        k = self.n_units if self.n_units is not None else self.n_conversations
+        return f"conversations (k = {k})"
+
+    def why_no_interval(self, model: str, key: str) -> str | None:
+        """Why ``key`` of ``model`` has no interval: too few conversations, or a field with
+        few reference items ("few items (n = 5)"); None when it has one or no reason is
+        recorded."""
+        if self.interval(model, key) is not None:
+            return None
+        name = key.partition(".")[2]
+        if name and name in self.few_items.get(model, {}):
+            return f"few items (n = {self.few_items[model][name]})"
+        return self.too_few
 
 
 class GoldScores(RecordModel):

@@ -25,8 +25,7 @@ from chatledger.record._common import RecordModel
 
 WHAT_BREAKS_FILE = "what-breaks.json"
 WHAT_BREAKS_VERSION = 1
-# undecided: too few conversations or items for an interval (the gate says which).
-Verdict = Literal["drop", "gain", "no change shown", "undecided"]
+Verdict = Literal["drop", "gain", "no change shown"]
 
 
 class SwitchFigure(RecordModel):

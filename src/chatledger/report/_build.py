@@ -138,6 +138,7 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "lacks": ctx.missing_parts(files),
         "gap_finding": ctx.gap_finding(files),
         "differences": ctx.adjacent_differences(files),
+        "power_sentence": ctx.power_sentence(files),
         "what_breaks": WhatBreaks.read(files.run_dir),
         "human_gold": run.human_gold,
         "reference_is_human": run.reference_is_human,

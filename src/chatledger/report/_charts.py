@@ -39,6 +39,13 @@ def interval(files: RunFiles, model: str, key: str) -> Interval | None:
     return stats.interval(model, key) if stats is not None else None
 
 
+def no_interval(files: RunFiles, model: str, key: str) -> str | None:
+    """Why ``key`` has no interval ("too few conversations to tell (k = 3)", "few items
+    (n = 5)"), None when it has one or the run says nothing."""
+    stats = files.run.stats
+    return stats.why_no_interval(model, key) if stats is not None else None
+
+
 def _fmt_components(components: dict[str, float]) -> str:
     return "<br>".join(f"  {plot_text(k)}: {v:.3f}" for k, v in components.items())
 
@@ -85,6 +92,8 @@ def fingerprint(files: RunFiles) -> Chart:
             if ci:
                 widened = " (widened to the estimate)" if "widened" in (ci.method or "") else ""
                 parts.insert(0, f"interval [{ci.low:.3f}, {ci.high:.3f}]{widened}")
+            elif (why := no_interval(files, name, f"extraction.{f}")) is not None:
+                parts.insert(0, f"no interval: {why}")
             texts.append("<br>".join(p for p in parts if p))
         z.append(row)
         hover.append(texts)

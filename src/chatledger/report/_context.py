@@ -8,7 +8,7 @@ from typing import Any
 
 from chatledger.core import RECORDED_PREFIX
 from chatledger.record._judge_audit import JudgeAudit
-from chatledger.report._charts import LAYERS, interval
+from chatledger.report._charts import LAYERS, interval, no_interval
 from chatledger.report._load import RunFiles
 from chatledger.report._select import DrillSelection
 from chatledger.scoring import DegenerateOutputs
@@ -93,8 +93,8 @@ def degenerate_rows(files: RunFiles) -> list[DegenerateRow]:
 
 def _estimate(files: RunFiles, model: str, key: str, value: float | None) -> Estimate:
     entry = interval(files, model, key)
-    if entry is None:
-        return Estimate(value)
+    if entry is None:  # the method slot says why there is none (the template shows it)
+        return Estimate(value, None, None, no_interval(files, model, key))
     return Estimate(value, entry.low, entry.high, entry.method)
 
 
@@ -214,16 +214,21 @@ def adjacent_differences(files: RunFiles) -> list[dict[str, Any]]:
             entry, sign = diffs.get(f"{b}|{a}"), -1.0
         if entry is None:
             continue
-        low, high = sign * entry.low, sign * entry.high
+        if entry.low is None or entry.high is None:  # too few conversations: no interval
+            low = high = None
+        else:
+            low, high = sorted((sign * entry.low, sign * entry.high))
         out.append(
             {
                 "a": a,
                 "b": b,
                 "difference": sign * entry.difference,
-                "low": min(low, high),
-                "high": max(low, high),
+                "low": low,
+                "high": high,
                 "p_value": entry.p_value,
-                "clear": min(low, high) > 0,
+                "test": entry.test or "paired bootstrap",
+                "note": entry.note,
+                "clear": low is not None and low > 0,
             }
         )
     return out
@@ -475,3 +480,36 @@ def skipped_groups(files: RunFiles) -> list[tuple[list[str], dict[str, list[str]
         else:
             groups.append(([name], skipped))
     return groups
+
+
+DETECT = 0.02  # the drop the report's power sentence is about
+
+
+def power_sentence(files: RunFiles, detect: float = DETECT) -> str | None:
+    """ "To tell a 0.02 drop in overall you need ≈ N conversations; you have k." — from the
+    run's own per-conversation spread (``chatledger plan``), for the challenger that needs
+    the most; None when the run cannot say (an older run without stages)."""
+    from chatledger.core import InputError
+    from chatledger.runs._plan import plan_run
+
+    try:
+        plan = plan_run(files.run_dir, detect=detect)
+    except (InputError, OSError, ValueError):
+        return None
+    overall = [r for r in plan["figures"] if r["figure"] == "overall"]
+    if not overall:
+        return None
+    worst = max(overall, key=lambda r: r["needed"] if r["needed"] is not None else 10**9)
+    needed = worst["needed"]
+    k = plan["k"]
+    if needed is None:
+        return (
+            f"To tell a {detect:g} drop in overall more than a million conversations would be "
+            f"needed (the figure varies too much from one to the next); you have {k}."
+        )
+    enough = "enough" if k >= needed else "not enough yet"
+    return (
+        f"To tell a {detect:g} drop in overall you need ≈ {needed:,} conversations "
+        f"({worst['model']}, 80 % power; `chatledger plan` for every figure); you have {k}: "
+        f"{enough}."
+    )

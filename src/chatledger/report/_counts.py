@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chatledger.core import SCHEMA_FIELDS
 from chatledger.record import FieldCounts, GoldScores, HumanGoldSample, ModelResult, RunStats
-from chatledger.report._charts import LAYERS, interval
+from chatledger.report._charts import LAYERS, interval, no_interval
 from chatledger.report._load import RunFiles
 from chatledger.scoring import FIELD_RULES
 from chatledger.scoring import label as component_label
@@ -124,7 +124,7 @@ def _row(
     fields: Mapping[str, float],
     counts: Mapping[str, FieldCounts],
     aggregate: str,
-    span: tuple[float, float, str | None] | None,
+    span: tuple[float | None, float | None, str | None] | None,
 ) -> FieldRow:
     value = headline(name, fields, counts, aggregate)
     low, high, method = span if span is not None else (None, None, None)
@@ -221,7 +221,14 @@ def model_table(files: RunFiles, model: ModelResult, fields: list[str]) -> Count
     rows = []
     for f in names:
         found = interval(files, model.name, f"extraction.{f}")
-        span = (found.low, found.high, found.method) if found is not None else None
+        why = no_interval(files, model.name, f"extraction.{f}")
+        span: tuple[float | None, float | None, str | None] | None = (
+            (found.low, found.high, found.method)
+            if found is not None
+            else (None, None, why)
+            if why is not None
+            else None
+        )
         rows.append(_row(f, model.fields, model.field_counts, model.aggregate, span))
     return CountsTable(
         model.aggregate, rows, why_aggregate(model.aggregate, _configured(files)), _example(rows)
@@ -354,6 +361,13 @@ class IntervalsView:
     # The record says what each kind resamples: written by a ChatLedger whose every interval
     # is the bootstrap of exactly the figure shown (older runs bootstrapped per-chunk means).
     recorded: bool = True
+    unit: str | None = None  # conversation | chunk (None: an older run)
+    unit_label: str | None = None  # "conversations (k = 6)"
+    method: str | None = None
+    min_units: int | None = None
+    too_few: str | None = None  # "too few conversations to tell (k = 3)"
+    few_items_threshold: int | None = None
+    few_items: list[str] = field(default_factory=list)  # "model: field (n = 5)"
 
     def unit_of(self, kind: str) -> str:
         """What the intervals of ``kind`` (``overall``, a layer, ``fields``) resample: "the 6
@@ -439,4 +453,15 @@ def intervals_view(files: RunFiles) -> IntervalsView | None:
         methods=sorted(methods.items(), key=lambda kv: (-kv[1], kv[0])),
         widened=widened,
         recorded=bool(stats.resampling),
+        unit=stats.unit,
+        unit_label=stats.unit_label() if stats.unit is not None else None,
+        method=stats.interval_method,
+        min_units=stats.min_units,
+        too_few=stats.too_few,
+        few_items_threshold=stats.few_items_threshold,
+        few_items=[
+            f"{model}: {name} (n = {n})"
+            for model, entries in stats.few_items.items()
+            for name, n in entries.items()
+        ],
     )

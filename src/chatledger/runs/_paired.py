@@ -29,7 +29,13 @@ from chatledger.runs._series import build_series
 from chatledger.runs._stages import StageFigures, StageStore, safe_file_name
 from chatledger.runs._stats import FloatArray, ModelSeries, _Columns, _Figures, _stack
 from chatledger.scoring import statistic_names
-from chatledger.stats import intervals_from, paired_from, resample_statistics
+from chatledger.stats import (
+    FEW_ITEMS,
+    few_items_note,
+    paired_of,
+    resample_statistics,
+    t_interval_of,
+)
 
 # The stage each layer's output is stored under (``StageOutput.stage``).
 STAGE_OF_LAYER = {"extraction": "score", "judge": "judge", "downstream": "downstream"}
@@ -58,13 +64,17 @@ class PairedFigure:
     baseline: float
     candidate: float
     difference: float
-    low: float
-    high: float
+    low: float | None  # None: no interval (``note`` says why)
+    high: float | None
     p_value: float
-    candidate_low: float
-    candidate_high: float
+    candidate_low: float | None
+    candidate_high: float | None
     units: str  # chunks | conversations
     n_units: int
+    test: str | None = None  # the sign-flip test that gave the p-value
+    # "too few conversations to tell (k = 3)" or "few items (n = 5)": no interval, the rule
+    # is undecided
+    note: str | None = None
 
 
 def read_conversation_run(run_dir: Path, role: str) -> ConversationRun:
@@ -328,27 +338,36 @@ def paired_figures(
     n_resamples: int,
     confidence: float,
     seed: int,
+    unit: str = "conversation",
 ) -> dict[str, PairedFigure]:
     """candidate − baseline of each figure over the same resamples, plus the candidate's own
     interval. The caller has checked that both sides have every figure (:func:`figure_value`,
-    :func:`resamplable`) and aligned the candidate (:func:`align_to`)."""
+    :func:`resamplable`) and aligned the candidate (:func:`align_to`).
+
+    Units are whole conversations (``unit="chunk"``: chunks for chunk-level figures, as a
+    run asked with ``stats: {unit: chunk}``); intervals are the t intervals of the run's own
+    statistics (none below ``stats.MIN_UNITS`` units, nor for a field with fewer than
+    ``stats.FEW_ITEMS`` reference items on either side: ``note`` says which), the p-value the
+    sign-flip test on the per-unit differences."""
     sides = _sides(baseline, candidate)
     # Figures resampled over the same units share one call: the same draws as one call each
     # (the same units and seed), with one product of multiplicities and units instead of many.
     groups: dict[tuple[str, bytes | None], list[str]] = {}
     for figure in figures:
-        _, units = _statistic(sides, 0, figure)
-        mask = _scored_chunks(sides, figure) if units == CHUNK_LEVEL else None
-        key = (units, None if mask is None or mask.all() else mask.tobytes())
+        _, level = _statistic(sides, 0, figure)
+        if unit == "conversation":
+            level = CONVERSATION_LEVEL
+        mask = _scored_units(sides, figure, level)
+        key = (level, None if mask is None or mask.all() else mask.tobytes())
         groups.setdefault(key, []).append(figure)
     out: dict[str, PairedFigure] = {}
-    for (units, mask_bytes), members in groups.items():
-        if units == CHUNK_LEVEL:
+    for (level, mask_bytes), members in groups.items():
+        if level == CHUNK_LEVEL:
             matrix = sides.chunk_matrix[:, : sides.chunk_width]
-            if mask_bytes is not None:
-                matrix = matrix[np.frombuffer(mask_bytes, dtype=bool)]
         else:
             matrix = sides.conversation_matrix
+        if mask_bytes is not None:
+            matrix = matrix[np.frombuffer(mask_bytes, dtype=bool)]
         statistics: list[Statistic] = []
         estimates: list[float] = []
         for figure in members:
@@ -357,40 +376,79 @@ def paired_figures(
                 value = figure_value(run_side, figure)
                 assert value is not None
                 estimates.append(float(value))
+        statistic = _stack(statistics)
         resamples = resample_statistics(
-            matrix, _stack(statistics), n_resamples=n_resamples, seed=seed, estimates=estimates
+            matrix, statistic, n_resamples=n_resamples, seed=seed, estimates=estimates
         )
-        intervals = intervals_from(resamples, confidence=confidence)
+        per_unit = statistic(matrix)  # each unit's own figure, both sides
+        n_units = matrix.shape[0]
         for k, figure in enumerate(members):
-            difference, low, high, p_value = paired_from(
-                resamples, 2 * k + 1, 2 * k, confidence=confidence
+            few = _few_items(sides, figure)
+            compared = paired_of(
+                resamples,
+                2 * k + 1,
+                2 * k,
+                per_unit[2 * k + 1] - per_unit[2 * k],
+                confidence=confidence,
+                seed=seed,
             )
-            own = intervals[2 * k + 1]
+            note = compared.note if few is None else few
+            own = t_interval_of(resamples, 2 * k + 1, confidence=confidence)
+            if note is not None:
+                own = None
             out[figure] = PairedFigure(
                 figure=figure,
                 baseline=estimates[2 * k],
                 candidate=estimates[2 * k + 1],
-                difference=difference,
-                low=low,
-                high=high,
-                p_value=p_value,
-                candidate_low=own.low,
-                candidate_high=own.high,
-                units=units,
-                n_units=matrix.shape[0],
+                difference=compared.difference,
+                low=compared.low if note is None else None,
+                high=compared.high if note is None else None,
+                p_value=compared.p_value,
+                candidate_low=own.low if own is not None else None,
+                candidate_high=own.high if own is not None else None,
+                units=level,
+                n_units=n_units,
+                test=compared.test,
+                note=note,
             )
     return {figure: out[figure] for figure in figures}
 
 
-def _scored_chunks(sides: _Sides, figure: str) -> np.ndarray | None:
-    """For a field, the chunks either side scores it on (a reference with ``covers`` scores a
-    field on some chunks only; the run's intervals resample those); None: every chunk."""
+def _few_items(sides: _Sides, figure: str) -> str | None:
+    """ "few items (n = 5)" for a field with fewer than ``stats.FEW_ITEMS`` reference items on
+    either side (the fewer), else None."""
     group, _, item = figure.partition(".")
     if group != "fields":
         return None
-    masks = [
-        sides.columns.sums(sides.chunk_matrix, (f.series[0].name, item))["covered"] > 0
+    counts = [
+        round(
+            float(
+                sides.columns.sums(sides.chunk_matrix, (f.series[0].name, item))[
+                    "n_reference"
+                ].sum()
+            )
+        )
         for f in sides.figures
     ]
+    n = min(counts)
+    return few_items_note(n) if n < FEW_ITEMS else None
+
+
+def _scored_units(sides: _Sides, figure: str, level: str) -> np.ndarray | None:
+    """For a field, the units (chunks or conversations) either side scores it on; None:
+    every unit."""
+    group, _, item = figure.partition(".")
+    if group != "fields":
+        return None
+    matrix = sides.chunk_matrix if level == CHUNK_LEVEL else sides.conversation_matrix
+    masks = [
+        sides.columns.sums(matrix, (f.series[0].name, item))["covered"] > 0 for f in sides.figures
+    ]
     mask: np.ndarray = masks[0] | masks[1]
-    return mask if mask.any() else None
+    return mask
+
+
+def _scored_chunks(sides: _Sides, figure: str) -> np.ndarray | None:
+    """For a field, the chunks either side scores it on; None: every chunk (runs._sequential
+    reads it to know which conversations a field speaks of)."""
+    return _scored_units(sides, figure, CHUNK_LEVEL)

@@ -7,17 +7,16 @@ from typing import Any
 from chatledger.core import InputError
 from chatledger.judge import JUDGES, MODEL_JUDGES, Judge
 from chatledger.providers import Provider
-from chatledger.record import JudgeInfo
 from chatledger.runs._config import LoadedRunConfig
 
 
-def judge_entry(judge: Judge) -> JudgeInfo:
+def judge_entry(judge: Judge) -> dict[str, Any]:
     """A judge's spec, and for a model judge what it cost."""
     entry: dict[str, Any] = dict(judge.describe())
     usage = getattr(judge, "usage", None)
     if callable(usage):
         entry["usage"] = usage()
-    return JudgeInfo.model_validate(entry)
+    return entry
 
 
 def build_judges(loaded: LoadedRunConfig, hub: Provider | None = None) -> list[Judge]:

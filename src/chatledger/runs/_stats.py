@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -32,13 +32,17 @@ from chatledger.scoring import (
     statistic_names,
 )
 from chatledger.stats import (
+    FEW_ITEMS,
+    MIN_UNITS,
+    T_METHOD,
     Resamples,
     dirichlet_sensitivity,
-    intervals_from,
-    paired_from,
+    paired_of,
     rank_probabilities_from,
     resample_statistics,
     simplex_grid,
+    t_interval_of,
+    too_few_note,
 )
 
 FloatArray = npt.NDArray[np.float64]
@@ -50,6 +54,9 @@ class StatsOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # The unit of inference (DESIGN.md §7): whole conversations (a cluster bootstrap) by
+    # default; "chunk" resamples chunks for layer-1 figures, on request, and says so.
+    unit: Literal["conversation", "chunk"] = "conversation"
     bootstrap_resamples: int = Field(default=2000, ge=100)
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     dirichlet_concentration: float = Field(default=50.0, gt=0.0)
@@ -214,30 +221,53 @@ def compute_run_stats(
             conv_blocks.append(np.column_stack([counts[c] for c in count_names]))
     conv_matrix = np.hstack(conv_blocks)
     figures = _Figures(series, layer_weights, field_weights, fields_order, columns)
+    by_conversation = options.unit == "conversation"
+    k = len(conversations)
+    small = "chunks" if by_conversation is False else "conversations"
     out: dict[str, Any] = {
         "n_chunks": n_chunks,
-        "n_conversations": len(conversations),
+        "n_conversations": k,
+        "unit": options.unit,
+        "n_units": k if by_conversation else n_chunks,
         "bootstrap_resamples": options.bootstrap_resamples,
         "confidence": options.confidence,
         "seed": seed,
+        "interval_method": T_METHOD,
+        "min_units": MIN_UNITS,
+        "few_items_threshold": FEW_ITEMS,
         "resampling": {
-            "fields": "chunks",
-            "extraction": "chunks",
-            "judge": "chunks",
+            "fields": small,
+            "extraction": small,
+            "judge": small,
             "downstream": "conversations",
             "overall": "conversations",
         },
     }
+    if k < MIN_UNITS:
+        out["too_few"] = too_few_note(k)
     by_model: dict[str, dict[str, Any]] = {model.name: {} for model in series}
+    few: dict[str, dict[str, int]] = {}
+    for model in series:
+        for f in model.field_stats:
+            n_ref = round(float(columns.sums(chunk_matrix, (model.name, f))["n_reference"].sum()))
+            if n_ref < FEW_ITEMS:
+                few.setdefault(model.name, {})[f] = n_ref
+    out["few_items"] = few
 
-    def keep(labels: list[tuple[str, str]], resamples: Resamples) -> None:
-        for (model_name, key), interval in zip(
-            labels, intervals_from(resamples, confidence=options.confidence), strict=True
-        ):
-            by_model[model_name][key] = interval.to_dict()
+    def keep(labels: list[tuple[str, str]], resamples: Resamples, n_units: int) -> None:
+        if n_units < MIN_UNITS:
+            return  # too few units: the figure without an interval (out["too_few"])
+        for row, (model_name, key) in enumerate(labels):
+            name = key.partition(".")[2]
+            if name and name in few.get(model_name, {}):
+                continue  # few items: no interval narrower than the data supports
+            interval = t_interval_of(resamples, row, confidence=options.confidence)
+            if interval is not None:
+                by_model[model_name][key] = interval.to_dict()
 
     resample = {"n_resamples": options.bootstrap_resamples, "seed": seed}
-    # Chunk level: the extraction and judge composites over all chunks.
+    small_units = conv_matrix if by_conversation else chunk_matrix[:, :chunk_width]
+    # The extraction and judge composites over all units.
     chunk_labels: list[tuple[str, str]] = []
     chunk_stats: list[Callable[[FloatArray], FloatArray]] = []
     estimates: list[float] = []
@@ -248,16 +278,16 @@ def compute_run_stats(
                 chunk_stats.append(partial(figures.layer_of, m, layer))
                 estimates.append(model.layer_scores[layer])
     if chunk_stats:
-        chunk_units = chunk_matrix[:, :chunk_width]
         keep(
             chunk_labels,
-            resample_statistics(chunk_units, _stack(chunk_stats), estimates=estimates, **resample),
+            resample_statistics(small_units, _stack(chunk_stats), estimates=estimates, **resample),
+            small_units.shape[0],
         )
-    # Fields: the chunks that score them (the same chunks for every field, usually).
+    # Fields: the units that score them (the same units for every field, usually).
     groups: dict[bytes, list[tuple[int, str]]] = {}
     for m, model in enumerate(series):
-        for f, matrix in model.field_stats.items():
-            mask = matrix[:, 0] > 0  # the "covered" column
+        for f in model.field_stats:
+            mask = columns.sums(small_units, (model.name, f))["covered"] > 0
             groups.setdefault(mask.tobytes(), []).append((m, f))
     for key, members in groups.items():
         mask = np.frombuffer(key, dtype=bool)
@@ -268,7 +298,8 @@ def compute_run_stats(
         shown = [series[m].field_scores[f] for m, f in members]
         keep(
             labels,
-            resample_statistics(chunk_matrix[mask], _stack(stats), estimates=shown, **resample),
+            resample_statistics(small_units[mask], _stack(stats), estimates=shown, **resample),
+            int(mask.sum()),
         )
     # Conversation level: downstream and overall, the same resamples for every model.
     conv_labels: list[tuple[str, str]] = []
@@ -285,26 +316,29 @@ def compute_run_stats(
         conv_labels.append((model.name, "overall"))
         conv_stats.append(partial(figures.overall, m))
         conv_estimates.append(model.overall)
+    overall_statistic = _stack(conv_stats)
     cluster = resample_statistics(
-        conv_matrix, _stack(conv_stats), estimates=conv_estimates, **resample
+        conv_matrix, overall_statistic, estimates=conv_estimates, **resample
     )
-    keep(conv_labels, cluster)
+    keep(conv_labels, cluster, k)
     out["intervals"] = {
         name: dict(sorted(entries.items(), key=lambda kv: _interval_order(kv[0])))
         for name, entries in by_model.items()
     }
     names = [model.name for model in series]
+    # Each conversation's own overall (the statistic of its own sums): the sign-flip test's
+    # per-conversation differences.
+    per_conversation = overall_statistic(conv_matrix)
     out["paired_differences"] = {}
     for i, j in itertools.combinations(range(len(series)), 2):
-        diff, low, high, p = paired_from(
-            cluster, overall_rows[i], overall_rows[j], confidence=options.confidence
-        )
-        out["paired_differences"][f"{names[i]}|{names[j]}"] = {
-            "difference": diff,
-            "low": low,
-            "high": high,
-            "p_value": p,
-        }
+        out["paired_differences"][f"{names[i]}|{names[j]}"] = paired_of(
+            cluster,
+            overall_rows[i],
+            overall_rows[j],
+            per_conversation[overall_rows[i]] - per_conversation[overall_rows[j]],
+            confidence=options.confidence,
+            seed=seed,
+        ).to_dict()
     probs = rank_probabilities_from(cluster, overall_rows)
     out["rank_probabilities"] = {
         model: [float(p) for p in probs[m]] for m, model in enumerate(names)
@@ -397,6 +431,8 @@ def stats_rows(stats: Mapping[str, Any], human_gold: HumanGold | None = None) ->
             rows.append((model, RUN_LEVEL, "overall", "rank_probability", f"rank_{rank}", p))
     for pair, diff in stats.get("paired_differences", {}).items():
         for component in ("difference", "low", "high", "p_value"):
+            if diff.get(component) is None:
+                continue  # too few conversations: no interval
             value = float(diff[component])
             rows.append((pair, RUN_LEVEL, "overall", "paired_difference", component, value))
     for kind, result in stats.get("weight_sensitivity", {}).items():

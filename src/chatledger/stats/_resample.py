@@ -28,6 +28,14 @@ import numpy as np
 import numpy.typing as npt
 
 from chatledger.stats._bootstrap import Interval
+from chatledger.stats._inference import (
+    MIN_UNITS,
+    T_METHOD,
+    PairedComparison,
+    sign_flip_test,
+    t_interval,
+    too_few_note,
+)
 
 FloatArray = npt.NDArray[np.float64]
 # sums (resamples × columns) → statistics (statistics × resamples)
@@ -202,3 +210,56 @@ def rank_probabilities_from(resamples: Resamples, rows: Sequence[int]) -> FloatA
     for m in range(k):
         probs[m] = np.bincount(ranks[m], minlength=k) / b
     return probs
+
+
+def t_interval_of(
+    resamples: Resamples,
+    row: int,
+    *,
+    confidence: float = 0.95,
+    bounds: tuple[float, float] | None = (0.0, 1.0),
+) -> Interval | None:
+    """The t interval (:func:`chatledger.stats.t_interval`) of statistic ``row``: its units
+    are the resampled units (k = the jackknife's width); None below two units."""
+    estimate = float(resamples.estimates[row])
+    got = t_interval(
+        estimate,
+        resamples.values[row],
+        resamples.jackknife[row],
+        confidence=confidence,
+        bounds=bounds,
+    )
+    if got is None:
+        return None
+    method = "constant" if got.se <= _TOLERANCE else T_METHOD
+    return Interval(estimate, got.low, got.high, method)
+
+
+def paired_of(
+    resamples: Resamples,
+    i: int,
+    j: int,
+    per_unit: Sequence[float] | FloatArray,
+    *,
+    confidence: float = 0.95,
+    min_units: int = MIN_UNITS,
+    seed: int = 0,
+) -> PairedComparison:
+    """Statistic i − statistic j over the same resamples of units: the difference of the
+    figures shown, a t interval from the resamples' and the jackknife's spread of the
+    difference (none below ``min_units`` units: "too few conversations to tell (k = N)"),
+    and the sign-flip test on ``per_unit`` (each unit's own i − j)."""
+    observed = float(resamples.estimates[i] - resamples.estimates[j])
+    flip = sign_flip_test(per_unit, seed=seed)
+    k = resamples.jackknife.shape[1]
+    if k < min_units:
+        return PairedComparison(observed, None, None, flip.p_value, flip.label, k, too_few_note(k))
+    got = t_interval(
+        observed,
+        resamples.values[i] - resamples.values[j],
+        resamples.jackknife[i] - resamples.jackknife[j],
+        confidence=confidence,
+        bounds=(-1.0, 1.0),
+    )
+    low, high = (got.low, got.high) if got is not None else (None, None)
+    return PairedComparison(observed, low, high, flip.p_value, flip.label, k)

@@ -1,0 +1,132 @@
+"""``chatledger coverage RUN_DIR`` and ``chatledger plan RUN_DIR --detect 0.02``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
+
+
+@app.command("coverage")
+def coverage_command(
+    run_dir: Annotated[Path, typer.Argument(help="a finished run: the population")],
+    subsets: Annotated[int, typer.Option(min=10, help="subsets drawn")] = 200,
+    size: Annotated[int, typer.Option(min=2, help="conversations in each subset")] = 8,
+    seed: Annotated[int, typer.Option(help="seed of the draws")] = 0,
+    resamples: Annotated[int, typer.Option(min=100, help="bootstrap resamples per subset")] = 500,
+    unit: Annotated[
+        str, typer.Option(help="unit of the subsets' intervals: conversation or chunk")
+    ] = "conversation",
+    model: Annotated[
+        list[str] | None, typer.Option(help="only this challenger (repeatable)")
+    ] = None,
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """Do the intervals hold? Their empirical coverage on subsets of whole conversations of a
+    finished run (its figures taken as the truth).
+
+    Each subset of SIZE conversations is scored as a run of those conversations would be, with
+    its intervals; the share of intervals containing the whole run's figure is the coverage,
+    shown with its Wilson interval beside the nominal level. Figures without an interval on a
+    subset (too few conversations, few items, no value) are counted apart."""
+    from rich.table import Table
+
+    from chatledger.core import InputError
+    from chatledger.runs._coverage import run_coverage
+
+    if unit not in ("conversation", "chunk"):
+        raise InputError(f"unit must be conversation or chunk, not {unit!r}", field="unit")
+    result = run_coverage(
+        run_dir,
+        subsets=subsets,
+        size=size,
+        seed=seed,
+        resamples=resamples,
+        unit=unit,
+        models=model,
+    )
+    if output_format is OutputFormat.json:
+        emit_json(result.to_dict())
+        return
+    table = Table(
+        title=f"Coverage of {result.nominal:.0%} intervals: {result.subsets} subsets of "
+        f"{result.size} of {result.n_conversations} conversations (unit: {result.unit})",
+        title_justify="left",
+    )
+    for col in (
+        "model",
+        "figure",
+        "truth",
+        "coverage",
+        "[Wilson 95 %]",
+        "with interval",
+        "without",
+    ):
+        table.add_column(col)
+    for row in result.to_dict()["figures"]:
+        coverage = row["coverage"]
+        shown = "—" if coverage is None else f"{coverage:.3f}"
+        span = (
+            "—"
+            if row["coverage_low"] is None
+            else f"[{row['coverage_low']:.3f}, {row['coverage_high']:.3f}]"
+        )
+        without = ", ".join(f"{k} {v}" for k, v in row["without_interval"].items()) or "—"
+        low = coverage is not None and row["coverage_high"] < result.nominal
+        table.add_row(
+            row["model"],
+            row["figure"],
+            f"{row['truth']:.3f}",
+            f"[red]{shown}[/red]" if low else shown,
+            span,
+            str(row["with_interval"]),
+            without,
+        )
+    stdout.print(table)
+    stdout.print(
+        f"nominal {result.nominal:.0%}; a coverage whose Wilson interval lies below it (red) "
+        "means those intervals are too narrow on this data"
+    )
+
+
+@app.command("plan")
+def plan_command(
+    run_dir: Annotated[Path, typer.Argument(help="a finished run: the pilot")],
+    detect: Annotated[float, typer.Option(help="the drop to detect, e.g. 0.02")] = 0.02,
+    power: Annotated[float, typer.Option(help="the power wanted")] = 0.8,
+    output_format: FormatOption = OutputFormat.table,
+) -> None:
+    """How many conversations to tell a drop of a given size, from a pilot run's
+    per-conversation variance (80 % power).
+
+    For each figure of each challenger: the conversations a paired comparison needs to show a
+    drop of DETECT with the given power at the run's level, from the spread of the figure's
+    per-conversation contributions (its leave-one-conversation-out pseudo-values)."""
+    from rich.table import Table
+
+    from chatledger.runs._plan import plan_run
+
+    result = plan_run(run_dir, detect=detect, power=power)
+    if output_format is OutputFormat.json:
+        emit_json(result)
+        return
+    table = Table(
+        title=f"Conversations needed to detect a drop of {detect:g} ({power:.0%} power, "
+        f"level {1 - result['confidence']:.2g}); this run has k = {result['k']}",
+        title_justify="left",
+    )
+    for col in ("model", "figure", "value", "sd per conversation", "needed"):
+        table.add_column(col)
+    for row in result["figures"]:
+        needed = row["needed"]
+        table.add_row(
+            row["model"],
+            row["figure"],
+            f"{row['value']:.3f}",
+            f"{row['sd']:.3f}",
+            "—" if needed is None else f"≈ {needed:,}",
+        )
+    stdout.print(table)

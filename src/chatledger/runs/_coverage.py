@@ -1,0 +1,272 @@
+"""Do the intervals hold? Empirical coverage on subsets of a finished run (issue 27).
+
+A finished run is taken as the population: its figures are the truth. R subsets of ``size``
+whole conversations are drawn from it (without replacement within a subset); on each the
+figures and their intervals are recomputed exactly as a run of those conversations would
+compute them (:func:`chatledger.runs._stats.compute_run_stats`, from the per-unit statistics
+the run left in its ``stages/`` folder), and the share of intervals that contain the
+population's figure is the empirical coverage, shown with a Wilson interval beside the nominal
+level. A figure without an interval on a subset (too few conversations, a field with few
+items, a figure with no value there) is counted apart, never as covered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chatledger.core import InputError
+from chatledger.record import ConversationRun, ModelResult
+from chatledger.runs._paired import load_run_side, read_conversation_run
+from chatledger.runs._stats import FloatArray, ModelSeries, StatsOptions, compute_run_stats
+from chatledger.scoring import combine, composite_value, field_value, statistic_names
+from chatledger.stats import wilson_interval
+
+LAYER_ORDER = ("overall", "extraction", "judge", "downstream")
+
+
+@dataclass
+class FigureCoverage:
+    """How often one figure's intervals contained the population's figure."""
+
+    model: str
+    figure: str  # overall, a layer, or extraction.<field>
+    truth: float
+    covered: int = 0
+    with_interval: int = 0
+    without: dict[str, int] = field(default_factory=dict)  # reason → subsets
+    widths: list[float] = field(default_factory=list)
+
+    @property
+    def coverage(self) -> float | None:
+        return self.covered / self.with_interval if self.with_interval else None
+
+    def to_dict(self, confidence: float) -> dict[str, Any]:
+        low, high = (
+            wilson_interval(self.covered, self.with_interval, confidence=confidence)
+            if self.with_interval
+            else (None, None)
+        )
+        return {
+            "model": self.model,
+            "figure": self.figure,
+            "truth": self.truth,
+            "coverage": self.coverage,
+            "coverage_low": low,
+            "coverage_high": high,
+            "covered": self.covered,
+            "with_interval": self.with_interval,
+            "without_interval": dict(self.without),
+            "mean_width": float(np.mean(self.widths)) if self.widths else None,
+        }
+
+
+@dataclass
+class CoverageResult:
+    run_dir: str
+    nominal: float
+    subsets: int
+    size: int
+    unit: str
+    n_conversations: int
+    seed: int
+    resamples: int
+    figures: list[FigureCoverage]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_dir": self.run_dir,
+            "nominal": self.nominal,
+            "subsets": self.subsets,
+            "size": self.size,
+            "unit": self.unit,
+            "n_conversations": self.n_conversations,
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "figures": [f.to_dict(self.nominal) for f in self.figures],
+        }
+
+
+def run_coverage(
+    run_dir: Path,
+    *,
+    subsets: int = 200,
+    size: int = 8,
+    seed: int = 0,
+    resamples: int = 500,
+    unit: str = "conversation",
+    models: Sequence[str] | None = None,
+) -> CoverageResult:
+    """Empirical coverage of the intervals of every figure of every challenger (or of
+    ``models``) over ``subsets`` random subsets of ``size`` whole conversations."""
+    record = read_conversation_run(run_dir, "population")
+    conversations = list(dict.fromkeys(record.chunk_conversations))
+    if not 2 <= size < len(conversations):
+        raise InputError(
+            f"a subset size of {size} conversations: the run has {len(conversations)}; "
+            "choose 2 ≤ size < that",
+            field="size",
+        )
+    chosen = [m for m in record.models if models is None or m.name in models]
+    if not chosen:
+        raise InputError(f"no model named {', '.join(models or [])} in the run", path=run_dir)
+    confidence = record.stats.confidence if record.stats is not None else 0.95
+    options = StatsOptions(
+        unit="chunk" if unit == "chunk" else "conversation",
+        bootstrap_resamples=resamples,
+        confidence=confidence,
+        dirichlet_draws=100,
+    )
+    chunk_conv = np.array(record.chunk_conversations)
+    position = {c: i for i, c in enumerate(conversations)}
+    rng = np.random.default_rng(seed)
+    draws = [
+        np.sort(rng.choice(len(conversations), size=size, replace=False)) for _ in range(subsets)
+    ]
+    out: dict[tuple[str, str], FigureCoverage] = {}
+    for model in chosen:
+        side = load_run_side(run_dir, record, model)
+        truths = _truths(model)
+        for key, truth in truths.items():
+            out[(model.name, key)] = FigureCoverage(model.name, key, truth)
+        for r, picked in enumerate(draws):
+            names = {conversations[i] for i in picked}
+            mask = np.array([c in names for c in chunk_conv])
+            sub_convs = [c for c in record.chunk_conversations if c in names]
+            order = [position[c] for c in dict.fromkeys(sub_convs)]
+            sub = _subset_series(side.series, mask, order, record, model.left_out)
+            if sub is None:
+                continue
+            stats = compute_run_stats(
+                [sub],
+                record.layer_weights_used,
+                record.field_weights,
+                options,
+                seed + r,
+                chunk_conversations=sub_convs,
+                all_fields=record.scored_fields or list(record.field_weights),
+            )
+            intervals = stats.get("intervals", {}).get(model.name, {})
+            few = stats.get("few_items", {}).get(model.name, {})
+            # A layer the population has but this subset has no value for (downstream with no
+            # event in these conversations) leaves the subset's overall: a different figure
+            # from the population's, so it is counted apart, not as a miss.
+            gone = [
+                x for x in model.layers if x not in sub.layer_scores and x not in model.left_out
+            ]
+            for key, tally in ((k, out[(model.name, k)]) for k in truths):
+                shown = _shown(sub, key)
+                if shown is None:
+                    tally.without["no value"] = tally.without.get("no value", 0) + 1
+                    continue
+                if key == "overall" and gone:
+                    reason = f"{', '.join(gone)} left out"
+                    tally.without[reason] = tally.without.get(reason, 0) + 1
+                    continue
+                interval = intervals.get(key)
+                if interval is None:
+                    name = key.partition(".")[2]
+                    reason = (
+                        "few items" if name in few else "too few" if "too_few" in stats else "none"
+                    )
+                    tally.without[reason] = tally.without.get(reason, 0) + 1
+                    continue
+                tally.with_interval += 1
+                tally.widths.append(float(interval["high"]) - float(interval["low"]))
+                if float(interval["low"]) - 1e-12 <= tally.truth <= float(interval["high"]) + 1e-12:
+                    tally.covered += 1
+    figures = sorted(out.values(), key=lambda f: (f.model, _order(f.figure)))
+    return CoverageResult(
+        str(run_dir),
+        confidence,
+        subsets,
+        size,
+        options.unit,
+        len(conversations),
+        seed,
+        resamples,
+        figures,
+    )
+
+
+def _order(key: str) -> tuple[int, str]:
+    return (LAYER_ORDER.index(key), key) if key in LAYER_ORDER else (len(LAYER_ORDER), key)
+
+
+def _truths(model: ModelResult) -> dict[str, float]:
+    truths = {"overall": model.overall, **model.layers}
+    truths.update({f"extraction.{f}": v for f, v in model.fields.items()})
+    return truths
+
+
+def _shown(series: ModelSeries, key: str) -> float | None:
+    if key == "overall":
+        return series.overall
+    if key.startswith("extraction."):
+        return series.field_scores.get(key.partition(".")[2])
+    return series.layer_scores.get(key)
+
+
+def _subset_series(
+    series: ModelSeries,
+    mask: np.ndarray,
+    order: Sequence[int],
+    record: ConversationRun,
+    left_out: Mapping[str, str],
+) -> ModelSeries | None:
+    """The series of the chunks in ``mask`` (conversations ``order``), with the figures a run
+    of those conversations shows, computed with the run's own functions."""
+    sub = ModelSeries(name=series.name, aggregate=series.aggregate)
+    sub.field_stats = {f: m[mask] for f, m in series.field_stats.items() if m[mask][:, 0].sum() > 0}
+    sub.judge = series.judge[mask] if series.judge is not None else None
+    if series.downstream is not None:
+        rows = np.asarray(order, dtype=np.intp)
+        sub.downstream = {
+            c: {k: v[rows] for k, v in counts.items()} for c, counts in series.downstream.items()
+        }
+        sub.downstream_figure = series.downstream_figure
+    fields = {
+        f: float(field_value(f, _sums(m, statistic_names(f)), sub.aggregate)[0])
+        for f, m in sub.field_stats.items()
+    }
+    sub.field_scores = fields
+    layers: dict[str, float] = {}
+    if sub.field_stats:
+        all_fields = record.scored_fields or list(record.field_weights)
+        values = {f: np.array([v]) for f, v in fields.items()}
+        present = {f: np.array([True]) for f in fields}
+        layers["extraction"] = float(
+            composite_value(values, present, record.field_weights, all_fields)[0]
+        )
+    if sub.judge is not None and sub.judge[:, 1].sum() > 0:
+        layers["judge"] = float(sub.judge[:, 0].sum() / sub.judge[:, 1].sum())
+    if sub.downstream is not None and sub.downstream_figure is not None:
+        summed = {
+            c: {k: np.array([v.sum()]) for k, v in counts.items()}
+            for c, counts in sub.downstream.items()
+        }
+        value = float(np.asarray(sub.downstream_figure(summed)).reshape(-1)[0])
+        if math.isnan(value):
+            sub.downstream = None  # no events in these conversations: left out
+        else:
+            layers["downstream"] = value
+    sub.layer_scores = layers
+    # What the population's overall left out for a reason (a judge that failed its audit)
+    # each subset leaves out too: the same figure.
+    reasons = {k: v for k, v in left_out.items() if k in layers}
+    combined = combine(layers, record.layer_weights_used, reasons)
+    if combined.value is None:
+        return None
+    sub.overall = combined.value
+    sub.overall_left_out = dict(reasons)
+    return sub
+
+
+def _sums(matrix: FloatArray, names: Sequence[str]) -> Mapping[str, FloatArray]:
+    totals = matrix.sum(axis=0)
+    return {name: np.array([totals[i]]) for i, name in enumerate(names)}

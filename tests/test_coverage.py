@@ -1,0 +1,102 @@
+"""``chatledger coverage`` on a small population (fixed seed): the CaSiNo sample's human gold as
+the reference, two simulated challengers (the gold through every corruption operator at 0.1
+and 0.6), subsets of 10 of its 47 dialogues. The intervals of the overall and of every layer
+must contain the population's figure in at least 85 % of the subsets (nominal 95 %)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatledger.demo import human_sample
+from chatledger.demo._population import prepare_population
+from chatledger.runs import execute_run, load_run_config
+from chatledger.runs._coverage import run_coverage
+from chatledger.stats import wilson_interval
+from generated_docs import ROOT, check_block
+
+
+@pytest.fixture(scope="module")
+def population(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("coverage")
+    chunks, gold = human_sample("casino", root)
+    config = prepare_population(chunks, gold, root / "population", offline=False)
+    out = root / "population" / "run"
+    execute_run(load_run_config(config), out)
+    return out
+
+
+def test_layer_coverage_of_whole_conversation_subsets(population: Path) -> None:
+    result = run_coverage(population, subsets=40, size=10, resamples=300, seed=7)
+    assert result.unit == "conversation" and result.n_conversations == 47
+    layers = [f for f in result.figures if "." not in f.figure]
+    assert {f.figure for f in layers} >= {"overall", "extraction", "judge"}
+    for figure in layers:
+        assert figure.with_interval >= 30, (figure.model, figure.figure, figure.without)
+        assert figure.coverage is not None and figure.coverage >= 0.85, (
+            figure.model,
+            figure.figure,
+            figure.covered,
+            figure.with_interval,
+        )
+
+
+def test_wilson_interval_by_hand() -> None:
+    # 38 of 40: p = 0.95, z = 1.96: centre (0.95 + 0.048)/(1.096) = 0.9106, half 0.0767
+    low, high = wilson_interval(38, 40)
+    assert low == pytest.approx(0.8350, abs=1e-3)
+    assert high == pytest.approx(0.9862, abs=1e-3)
+
+
+def coverage_markdown(data: dict[str, Any]) -> str:
+    """docs/statistics.md's table of one coverage file: the overall and each layer per
+    challenger, then its fields (those with an interval in most subsets) in one line."""
+    rows = [
+        f"{data['subsets']} subsets of {data['size']} of {data['n_conversations']} "
+        f"conversations (unit: {data['unit']}, {data['resamples']} resamples each, seed "
+        f"{data['seed']}); nominal {data['nominal']:.0%}.",
+        "",
+        "| model | figure | population | coverage [Wilson 95 %] | with an interval | mean width |",
+        "|---|---|---:|---|---:|---:|",
+    ]
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for row in data["figures"]:
+        by_model.setdefault(row["model"], []).append(row)
+    for model, figures in by_model.items():
+        for row in figures:
+            if "." in row["figure"] or row["coverage"] is None:
+                continue
+            rows.append(
+                f"| {model} | {row['figure']} | {row['truth']:.3f} | {row['coverage']:.3f} "
+                f"[{row['coverage_low']:.3f}, {row['coverage_high']:.3f}] | "
+                f"{row['with_interval']}/{data['subsets']} | {row['mean_width']:.3f} |"
+            )
+        fields = [
+            r
+            for r in figures
+            if r["figure"].startswith("extraction.")
+            and r["coverage"] is not None
+            and r["with_interval"] >= data["subsets"] / 2
+        ]
+        if fields:
+            low = min(fields, key=lambda r: r["coverage"])
+            holding = sum(r["coverage"] >= 0.93 for r in fields)
+            few = sum(
+                r["figure"].startswith("extraction.") and r["with_interval"] < data["subsets"] / 2
+                for r in figures
+            )
+            rows.append(
+                f"| {model} | {len(fields)} fields | — | {holding} of {len(fields)} ≥ 0.93; "
+                f"lowest {low['coverage']:.3f} ({low['figure'].partition('.')[2]}) | — | "
+                f"{few} few items |"
+            )
+    return "\n".join(rows)
+
+
+@pytest.mark.parametrize("name", ["ami-pool", "casino"])
+def test_docs_coverage_tables_are_the_measured_ones(name: str) -> None:
+    data = json.loads((ROOT / "docs" / "data" / f"coverage-{name}.json").read_text("utf-8"))
+    check_block("docs/statistics.md", f"coverage-{name}", coverage_markdown(data))

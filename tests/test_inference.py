@@ -1,0 +1,181 @@
+"""Conversation-level inference (issue 27), worked by hand: the cluster bootstrap over whole
+conversations, the exact sign-flip test, "too few conversations", "few items"."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from chatledger.record import RunStats
+from chatledger.runs._stats import ModelSeries, StatsOptions, compute_run_stats
+from chatledger.scoring import statistic_names
+from chatledger.stats import (
+    MIN_UNITS,
+    T_METHOD,
+    paired_comparison,
+    resample_statistics,
+    sign_flip_test,
+    t_interval_of,
+    t_quantile,
+)
+
+
+def _pooled(sums: np.ndarray) -> np.ndarray:
+    out: np.ndarray = (sums[:, 0] / sums[:, 1])[None, :]
+    return out
+
+
+def test_cluster_bootstrap_on_three_conversations_of_unequal_size() -> None:
+    # A: two chunks scoring 1, 1; B: one chunk scoring 0; C: three chunks scoring 1, 0, 0.
+    # Per conversation (sum, chunks): A (2, 2), B (0, 1), C (1, 3); pooled 3/6 = 0.5.
+    units = np.array([[2.0, 2.0], [0.0, 1.0], [1.0, 3.0]])
+    got = resample_statistics(units, _pooled, n_resamples=20_000, seed=3)
+    assert got.estimates[0] == 0.5
+    # Leave one conversation out: without A 1/4, without B 3/5, without C 2/3.
+    assert got.jackknife[0] == pytest.approx([0.25, 0.6, 2 / 3])
+    # Every resample draws three whole conversations: its figure is (2a + c)/(2a + b + 3c)
+    # for the multiplicities (a, b, c); the 27 equally likely draws give the exact spread.
+    exact = []
+    for draw in itertools.product(range(3), repeat=3):
+        a, b, c = (draw.count(i) for i in range(3))
+        exact.append((2 * a + c) / (2 * a + b + 3 * c))
+    assert set(np.round(got.values[0], 12)) <= set(np.round(exact, 12))
+    assert got.values[0].mean() == pytest.approx(np.mean(exact), abs=0.01)
+    # Jackknife SE: θ̄ = 0.50556, Σ(θᵢ − θ̄)² = 0.100185, × 2/3 → SE 0.25844; the bootstrap's
+    # exact SE over the 27 draws × √(3/2) is 0.22297·1.22474 = 0.27307 (the larger one is used).
+    se_jack = math.sqrt(2 / 3 * float(np.sum((got.jackknife[0] - got.jackknife[0].mean()) ** 2)))
+    assert se_jack == pytest.approx(0.25844, abs=1e-5)
+    se_boot = float(np.std(exact)) * math.sqrt(3 / 2)
+    assert se_boot == pytest.approx(0.27307, abs=1e-5)
+    interval = t_interval_of(got, 0, bounds=None)
+    assert interval is not None and interval.method == T_METHOD
+    half = t_quantile(0.95, 2) * se_boot  # t(2) = 4.303
+    assert interval.high - 0.5 == pytest.approx(half, rel=0.02)
+    # Bounded to [0, 1] as every figure shown is.
+    bounded = t_interval_of(got, 0)
+    assert bounded is not None and (bounded.low, bounded.high) == (0.0, 1.0)
+
+
+def test_t_quantiles_match_the_tables() -> None:
+    # Student's t, two-sided 95 %: 12.706 (1 df), 4.303 (2), 2.571 (5), 2.042 (30).
+    for df, table in ((1, 12.7062), (2, 4.3027), (5, 2.5706), (30, 2.0423)):
+        assert t_quantile(0.95, df) == pytest.approx(table, abs=1e-4)
+
+
+def test_exact_sign_flip() -> None:
+    # Six differences of one sign: only "all +" and "all −" reach |Σ| → 2/64.
+    flip = sign_flip_test([0.1, 0.2, 0.05, 0.3, 0.1, 0.02])
+    assert flip.exact and flip.n_patterns == 64 and flip.p_value == 2 / 64
+    assert flip.label == "exact sign-flip, all 2^6 = 64 patterns"
+    # Five +1 and one −1: Σ = 4; |Σ| ≥ 4 for the 2 patterns of one sign and the 12 with
+    # exactly one sign against the rest → 14/64.
+    assert sign_flip_test([1, 1, 1, 1, 1, -1]).p_value == 14 / 64
+    # Beyond 16 conversations: Monte Carlo, labelled, never below 1/(B + 1).
+    mc = sign_flip_test(np.full(20, 0.1), n_draws=999)
+    assert not mc.exact and mc.p_value >= 1 / 1000
+    assert mc.label.startswith("Monte Carlo sign-flip, 999 random patterns of 2^20")
+
+
+def test_paired_comparison_of_per_conversation_series() -> None:
+    a = [0.6, 0.7, 0.8, 0.6, 0.7, 0.8]
+    b = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    got = paired_comparison(a, b)
+    # Differences 0.1, 0.2, 0.3, 0.1, 0.2, 0.3: mean 0.2, sd √0.008 = 0.08944, SE 0.03651,
+    # t(5) = 2.5706 → ± 0.09387.
+    assert got.difference == pytest.approx(0.2)
+    assert got.low == pytest.approx(0.10613, abs=1e-5)
+    assert got.high == pytest.approx(0.29387, abs=1e-5)
+    assert got.p_value == 2 / 64 and got.k == 6 and got.note is None
+    few = paired_comparison(a[:3], b[:3])
+    assert few.low is None and few.high is None
+    assert few.note == "too few conversations to tell (k = 3)"
+    assert few.p_value == 2 / 8  # the exact test still says what three can say
+
+
+def _judge_series(per_conversation: list[int]) -> tuple[ModelSeries, list[str]]:
+    """A judge-only model: chunk c of conversation i scores (i + c) % 3 / 2."""
+    rows, convs = [], []
+    for i, n in enumerate(per_conversation):
+        for c in range(n):
+            rows.append([((i + c) % 3) / 2, 1.0])
+            convs.append(f"conv{i}")
+    judge = np.array(rows)
+    value = float(judge[:, 0].sum() / judge[:, 1].sum())
+    series = ModelSeries(name="m", judge=judge, layer_scores={"judge": value}, overall=value)
+    return series, convs
+
+
+def test_too_few_conversations_give_no_interval() -> None:
+    series, convs = _judge_series([2, 1, 3])
+    stats = compute_run_stats(
+        [series], {"judge": 1.0}, {}, StatsOptions(), 0, chunk_conversations=convs
+    )
+    assert stats["unit"] == "conversation" and stats["n_units"] == 3
+    assert stats["too_few"] == "too few conversations to tell (k = 3)"
+    assert stats["intervals"] == {"m": {}}
+    record = RunStats.model_validate(stats)
+    assert record.why_no_interval("m", "overall") == "too few conversations to tell (k = 3)"
+    assert record.unit_label() == "conversations (k = 3)"
+    series, convs = _judge_series([2, 1, 3, 2, 2, 1])
+    stats = compute_run_stats(
+        [series], {"judge": 1.0}, {}, StatsOptions(), 0, chunk_conversations=convs
+    )
+    assert "too_few" not in stats and stats["n_units"] == 6 >= MIN_UNITS
+    interval = stats["intervals"]["m"]["overall"]
+    assert interval["method"] == T_METHOD
+    assert interval["low"] <= series.overall <= interval["high"]
+
+
+def test_zero_of_five_matched_is_few_items_not_a_point() -> None:
+    """Six one-chunk conversations; five hold one reference action item each, none matched
+    (F1 0): the field is "few items (n = 5)" with no interval — never [0, 0]."""
+    names = statistic_names("action_items")
+    matrix = np.zeros((6, len(names)))
+    col = {n: i for i, n in enumerate(names)}
+    matrix[:, col["covered"]] = 1.0
+    matrix[:, col["usable"]] = 1.0
+    matrix[:5, col["has_items"]] = 1.0
+    matrix[:5, col["n_reference"]] = 1.0
+    matrix[:5, col["n_predicted"]] = 1.0
+    matrix[5, col["both_empty"]] = 1.0
+    matrix[5, col["score"]] = 1.0
+    series = ModelSeries(
+        name="m",
+        aggregate="micro",
+        field_stats={"action_items": matrix},
+        field_scores={"action_items": 0.0},
+        layer_scores={"extraction": 0.0},
+        overall=0.0,
+    )
+    stats = compute_run_stats(
+        [series],
+        {"extraction": 1.0},
+        {"action_items": 1.0},
+        StatsOptions(),
+        0,
+        chunk_conversations=[f"c{i}" for i in range(6)],
+        all_fields=["action_items"],
+    )
+    assert stats["few_items"] == {"m": {"action_items": 5}}
+    assert "extraction.action_items" not in stats["intervals"]["m"]
+    record = RunStats.model_validate(stats)
+    assert record.why_no_interval("m", "extraction.action_items") == "few items (n = 5)"
+
+
+def test_chunk_unit_on_request_says_so() -> None:
+    series, convs = _judge_series([2, 1, 3, 2, 2, 1])
+    stats = compute_run_stats(
+        [series],
+        {"judge": 1.0},
+        {},
+        StatsOptions(unit="chunk"),
+        0,
+        chunk_conversations=convs,
+    )
+    assert stats["unit"] == "chunk" and stats["n_units"] == 11
+    assert stats["resampling"]["judge"] == "chunks"
+    assert stats["resampling"]["overall"] == "conversations"
+    assert RunStats.model_validate(stats).unit_label().startswith("chunks (n = 11")
