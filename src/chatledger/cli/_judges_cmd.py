@@ -145,8 +145,12 @@ def audit_command(
                 write_recorded(graded.lines, record)
                 note(f"{len(graded.lines)} verdicts recorded in {record}", err=True)
     finally:
-        if hub is not None and hub.cache is not None:
-            hub.cache.close()
+        if hub is not None:
+            from chatledger.providers import run_sync
+
+            run_sync(hub.aclose())  # stops a local: model's server
+            if hub.cache is not None:
+                hub.cache.close()
     data = {"audits": [a.model_dump(mode="json") for a in audits]}
     if out is not None:
         atomic_write_json(out, data)
