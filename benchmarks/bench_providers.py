@@ -175,6 +175,28 @@ class Measured:
     def __init__(self, elapsed_s: float, cpu_s: float) -> None:
         self.elapsed_s = elapsed_s
         self.cpu_s = cpu_s
+        self.sqlite: SqliteCount | None = None
+
+
+class SqliteCount:
+    """Statements and commits on one SQLite connection (its trace callback): a commit is a
+    COMMIT, or a write outside BEGIN … COMMIT (an autocommit)."""
+
+    def __init__(self) -> None:
+        self.statements = 0
+        self.commits = 0
+        self._open = False
+
+    def __call__(self, statement: str) -> None:
+        self.statements += 1
+        verb = statement.lstrip().split(" ", 1)[0].upper()
+        if verb == "BEGIN":
+            self._open = True
+        elif verb in ("COMMIT", "ROLLBACK"):
+            self._open = False
+            self.commits += verb == "COMMIT"
+        elif verb in ("INSERT", "UPDATE", "DELETE", "REPLACE") and not self._open:
+            self.commits += 1
 
 
 async def _timed(work: Any) -> Measured:
@@ -256,13 +278,17 @@ async def measure_extraction(url: str, concurrency: int, calls: int, repeat: int
                 summary = await aextract_chunks(model, warm, work / "warm.jsonl", hub=hub)
                 assert summary.complete and summary.progress.invalid == 0, summary.to_dict()
                 progress: list[Any] = []
+                count = SqliteCount()
+                cache._conn.set_trace_callback(count)
                 measured = await _timed(
                     aextract_chunks(
                         model, chunks, work / "out.jsonl", hub=hub, on_progress=progress.append
                     )
                 )
         finally:
+            cache._conn.set_trace_callback(None)
             cache.close()
+        measured.sqlite = count
         done = progress[-1]
         assert done.written == calls and done.invalid == 0 and done.live_calls == calls, done
         return measured
@@ -316,6 +342,10 @@ def summarise(
     }
     if server_cpu:
         entry["server_cpu_ms_per_call"] = round(statistics.median(server_cpu) / calls * 1e3, 3)
+    counted = [r.sqlite for r in runs if r.sqlite is not None]
+    if counted:
+        entry["sqlite_statements_per_call"] = round(counted[-1].statements / calls, 2)
+        entry["sqlite_commits_per_call"] = round(counted[-1].commits / calls, 2)
     return entry
 
 
@@ -362,6 +392,12 @@ def main() -> None:
                     + (
                         f", server {entry['server_cpu_ms_per_call']:.3f} ms/call"
                         if "server_cpu_ms_per_call" in entry
+                        else ""
+                    )
+                    + (
+                        f"; SQLite {entry['sqlite_statements_per_call']:.1f} statements, "
+                        f"{entry['sqlite_commits_per_call']:.1f} commits a call"
+                        if "sqlite_statements_per_call" in entry
                         else ""
                     ),
                     flush=True,

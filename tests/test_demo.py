@@ -249,3 +249,19 @@ def test_bounded_lists_made_the_recordings_valid() -> None:
     assert big.foreign_message_ids <= 0.10 * big.cited_message_ids
     small = recording_figures(recorded_dir() / "qwen2.5-coder-0.5b.jsonl", chunks)
     assert small.cut_by_max_tokens < 18
+
+
+def test_demo_stops_a_comparison_early_and_shows_a_ppi_interval(demo: tuple[Path, dict]) -> None:
+    """Issue 33 on CaSiNo's 47 dialogues: light vs heavy corruption of the human gold is
+    decided (a drop beyond 0.05) before every dialogue is run; offline:rules' agreement with
+    humans from 10 annotated dialogues and a reference on all 47, beside humans alone."""
+    spend = demo[1]["spend_less"]
+    decision = spend["decision"]
+    (rule,) = decision["rules"]
+    assert rule["decision"] == "fail" and decision["stopped"] == "decided"
+    assert decision["conversations_used"] == rule["decided_after"] < 47
+    assert rule["upper"] < -0.05
+    (model,) = spend["ppi"]["models"]
+    assert (model["annotated"], model["others"]) == (10, 37)
+    assert model["low"] <= model["estimate"] <= model["high"]
+    assert model["human_low"] < model["human_estimate"] < model["human_high"]

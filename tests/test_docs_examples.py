@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +132,7 @@ def _environment(server: FakeLLMServer, cache: Path) -> dict[str, str]:
 
 
 def _run(block: Block, words: list[str], cwd: Path, env: dict[str, str]) -> None:
+    started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "chatledger", *words[1:]],
         cwd=cwd,
@@ -144,6 +146,7 @@ def _run(block: Block, words: list[str], cwd: Path, env: dict[str, str]) -> None
     assert "Traceback" not in done.stderr, shown
     if "--format" in words and words[words.index("--format") + 1] == "json":
         json.loads(done.stdout)
+    print(f"{time.perf_counter() - started:6.1f}s {shown[:100]}")
 
 
 @pytest.mark.parametrize("doc", DOC_NAMES)

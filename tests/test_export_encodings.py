@@ -58,6 +58,22 @@ def test_codec_detection_from_the_first_bytes() -> None:
     assert detect_codec(b"anything", "UTF8") == "utf-8-sig"  # a BOM dropped either way
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_bom_of_a_chat_mostly_not_ascii(tmp_path: Path, codec: str) -> None:
+    # A Russian chat: a third of its characters ASCII (dates, times, separators), the rest
+    # Cyrillic, whose high byte is 0x04 — NULs only in the ASCII characters' high bytes.
+    body = "".join(
+        f"13/03/2026, 18:{i:02d} - Наталья Смирнова: Привет! Встречаемся завтра у вокзала\n"
+        for i in range(30)
+    )
+    data = body.encode(codec)
+    assert detect_codec(data, None) == codec
+    (tmp_path / "chat.txt").write_bytes(data)
+    done = run(tmp_path / "chat.txt", tmp_path / "out")
+    assert done["messages"] == 30 and done["problems"] == {}
+    assert texts(tmp_path / "out")[0] == "Привет! Встречаемся завтра у вокзала"
+
+
 def test_cp1252_with_encoding_reads_every_character(tmp_path: Path) -> None:
     # "Zoë", "café", "€", the en dash and curly quotes CP-1252 has (0x80–0x9F) and Latin-1 not.
     body = (

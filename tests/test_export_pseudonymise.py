@@ -77,7 +77,7 @@ def test_numbers_and_places_get_typed_placeholders(pseudonymiser: Pseudonymiser)
         " and GB34BUKB20201555555555 (check digits off by one: still an IBAN). "
         "Cards 4111-1111-1111-1111 and 5500 0000 0000 0004; order 4111 1111 1111 1112. "
         "acct 12345678, sort code 20-00-00, Konto: 0532013000. "
-        "NW1 6XE, SW1A 1AA, K1A 0B1, 1012 AB Amsterdam, CA 94103, 75001 Paris. "
+        "NW1 6XE, SW1A 1AA, K1A 0B1, 1012 AB Amsterdam, CA 94103, 90210-1234, 75001 Paris. "
         "221B Baker Street, 10 Downing St, 1600 Pennsylvania Avenue NW, Hauptstraße 5, "
         "Calle Mayor 3, 12 rue de Rivoli, Room 101 Main Street."
     )
@@ -86,7 +86,7 @@ def test_numbers_and_places_get_typed_placeholders(pseudonymiser: Pseudonymiser)
         "IBAN). Cards [CARD-1] and [CARD-2]; order [NUMBER-1]. "
         "acct [ACCOUNT-1], sort code [ACCOUNT-2], Konto: [ACCOUNT-3]. "
         "[POSTCODE-1], [POSTCODE-2], [POSTCODE-3], [POSTCODE-4] Amsterdam, CA [POSTCODE-5], "
-        "[POSTCODE-6] Paris. "
+        "[POSTCODE-6], [POSTCODE-7] Paris. "
         "[ADDRESS-1], [ADDRESS-2], [ADDRESS-3], [ADDRESS-4], [ADDRESS-5], [ADDRESS-6], Room "
         "[ADDRESS-7]."
     )

@@ -24,7 +24,7 @@ from chatledger.judge import (
     judged_items,
     write_recorded,
 )
-from chatledger.runs._judge_audit import audit_inputs, audit_judge, copier_extraction
+from chatledger.runs._judge_audit import ADVERSARIAL, audit_inputs, audit_judge, copier_extraction
 
 
 @pytest.fixture(scope="module")
@@ -432,9 +432,8 @@ def test_a_model_judge_is_recorded_then_replayed_offline(
 
 
 LOCAL_JUDGE = "qwen2.5-coder-1.5b"
-REPLAY_OPTIONS = ("--max-chunks", "4", "--format", "json")
 RECORD_COMMAND = (
-    f"chatledger judges audit --judge local:{LOCAL_JUDGE} --max-chunks 4 "
+    f"chatledger judges audit --judge local:{LOCAL_JUDGE} --max-chunks 2 "
     f"--record src/chatledger/data/recorded/judges/{LOCAL_JUDGE}.jsonl"
 )
 
@@ -452,7 +451,7 @@ def test_docs_local_judge_audit_is_the_recording_s() -> None:
         expected = f"Not recorded yet: `{RECORD_COMMAND}` (needs `make local-runtime`)."
     else:
         code, out, err = _cli(
-            ["judges", "audit", "--judge", f"recorded:{LOCAL_JUDGE}", *REPLAY_OPTIONS]
+            ["judges", "audit", "--judge", f"recorded:{LOCAL_JUDGE}", "--format", "json"]
         )
         assert code == 0, err
         from chatledger.record._judge_audit import JudgeAudit
@@ -514,3 +513,54 @@ def test_judge_vs_person_kappa_in_the_audit(bundled, tmp_path: Path) -> None:  #
     # The grounding judge calls the 3 kept claims none and the 2 invented ones fabricated; the
     # person kept 3 and deleted 2: a perfect 2×2 table, κ = 1.
     assert human == {"kappa": 1.0, "items": 5, "source": str(tmp_path / "gold.jsonl")}
+
+
+def test_docs_grounding_audit_on_the_human_gold_samples() -> None:
+    from generated_docs import check_block
+
+    data = Path(__file__).resolve().parents[1] / "src" / "chatledger" / "data" / "human"
+    rows = [
+        "| human gold | chunks | reference → light → medium → heavy | copier · keywords · empty "
+        "| false alarms | audit |",
+        "|---|---|---|---|---|---|",
+    ]
+    outcome = {}
+    for name in ("ami", "casino"):
+        chunks = read_chunks(data / name / "chunks.jsonl")
+        gold = read_extractions(data / name / "gold.jsonl").records
+        audit = audit_judge(GroundingJudge(), gold, chunks, seed=2026)
+        c = {s.name: s.composite for s in audit.sets}
+        ladder = " → ".join(
+            f"{c[n]:.3f}"
+            for n in ("reference", "simulated:light", "simulated:medium", "simulated:heavy")
+        )
+        adversarial = " · ".join(f"{c[f'adversarial:{n}']:.3f}" for n in ADVERSARIAL)
+        verdict = "passed" if audit.passed else "failed: " + "; ".join(audit.failures)
+        rows.append(
+            f"| {name} | {audit.chunks} | {ladder} | {adversarial} | {audit.false_alarms:.3f} "
+            f"| {verdict} |"
+        )
+        outcome[name] = audit.passed
+    assert outcome == {"ami": True, "casino": False}
+    check_block("docs/judges.md", "grounding-audit-human", "\n".join(rows))
+
+
+def test_a_recording_replays_on_the_chunks_and_sets_it_holds(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    argv = ["judges", "audit", "--max-chunks", "2", "--sets", "probe:invent_item"]
+    code, out, err = _cli([*argv, "--record", str(path), "--format", "json"])
+    assert code == 0, err
+    live = json.loads(out)["audits"][0]
+    # No options: the recording's own 2 chunks and 5 sets (reference, ladder, the probe).
+    code, out, err = _cli(["judges", "audit", "--judge", f"recorded:{path}", "--format", "json"])
+    assert code == 0, err
+    replayed = json.loads(out)["audits"][0]
+    assert replayed["chunks"] == 2
+    assert [s["name"] for s in replayed["sets"]] == [
+        "reference",
+        "simulated:light",
+        "simulated:medium",
+        "simulated:heavy",
+        "probe:invent_item",
+    ]
+    assert replayed["sets"] == live["sets"]

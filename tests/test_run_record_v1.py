@@ -71,9 +71,15 @@ def test_compare_a_version_1_run_with_the_same_run_today(
     # The same inputs scored by today's stages: every number is the same, to the last bit —
     # except the pooled ECE, which now adds per-chunk bin totals (the sums its bootstrap
     # resamples) rather than items, so ``confidence`` may differ in its last bit (2.2e-16).
+    # Two layers grade differently by design since: the judge (the grounding judge rewritten to
+    # pass its audit, issue 28) and downstream (a consumer with no event on either side is left
+    # out, not agreement, issue 27). The overall moves by exactly their weights times their
+    # change (0.25·Δjudge + 0.15·Δdownstream); layer 1 and every field are the same to the bit.
     for entry in diff["models"].values():
-        assert abs(entry["overall"]["delta"]) <= 1e-15
-        for group in ("layers", "fields", "consumers"):
-            for name, d in entry[group].items():
-                assert abs(d["delta"]) <= (1e-15 if group != "consumers" else 0.0), (group, name)
+        layers = entry["layers"]
+        moved = 0.25 * layers["judge"]["delta"] + 0.15 * layers["downstream"]["delta"]
+        assert abs(entry["overall"]["delta"] - moved) <= 1e-12
+        assert abs(layers["extraction"]["delta"]) <= 1e-15
+        for name, d in entry["fields"].items():
+            assert abs(d["delta"]) <= 1e-15, name
         assert entry["fields"]["topics"]["delta"] == 0.0

@@ -250,6 +250,12 @@ def demo_command(
                 stdout.print(line)
         if result.switch_report is not None:
             stdout.print(f"report: {result.switch_report}")
+    if result.spend_less is not None:
+        from chatledger.demo._sequential import sequential_lines
+
+        stdout.print("")
+        for line in sequential_lines(result.spend_less):
+            stdout.print(line)
     stdout.print(structbench_line(result.structbench))
     for line in local_structbench_lines(result.structbench_local):
         stdout.print(line)

@@ -38,7 +38,8 @@ def audit_command(
         typer.Option(
             "--judge",
             help="grounding (offline), a model id (local:qwen2.5-coder-1.5b, …) or "
-            "recorded:FILE (replayed offline); repeat for several (default: grounding)",
+            "recorded:FILE (replayed offline, on the chunks and sets it recorded unless "
+            "--max-chunks/--sets say otherwise); repeat for several (default: grounding)",
         ),
     ] = None,
     chunks: Annotated[
@@ -109,6 +110,11 @@ def audit_command(
     all_chunks = list(chunk_list)
     if max_chunks is not None:
         chunk_list = _fewest_items(chunk_list, ref, max_chunks)
+    replay = _as_recorded(specs) if max_chunks is None and sets is None else None
+    if replay is not None:  # one recorded judge: replay what was recorded, as it was
+        recorded_ids, recorded_sets = replay
+        chunk_list = [c for c in chunk_list if c.chunk_id in recorded_ids]
+        sets = ",".join(n for n in recorded_sets if n.startswith(("probe:", "adversarial:")))
     inputs = audit_inputs(ref, chunk_list, seed=seed)
     if sets is not None:
         wanted = {s.strip() for s in sets.split(",") if s.strip()}
@@ -199,6 +205,19 @@ def _against_person(
         (Path(tmp) / "judgements.jsonl").write_text("".join(lines), encoding="utf-8")
         found = judge_agreement(gold, Path(tmp), model=model, judge=judge.name, n_resamples=200)
     return HumanAgreementSummary(kappa=found.deleted.kappa, items=found.items, source=str(gold))
+
+
+def _as_recorded(specs: list[str]) -> tuple[set[str], list[str]] | None:
+    """The chunks and sets a single ``recorded:`` judge's file holds (None otherwise)."""
+    from chatledger.judge import ReplayJudge
+    from chatledger.judge._recorded import RECORDED_JUDGE_PREFIX
+
+    if len(specs) != 1 or not specs[0].startswith(RECORDED_JUDGE_PREFIX):
+        return None
+    judge = ReplayJudge(_recording(specs[0][len(RECORDED_JUDGE_PREFIX) :]))
+    if not judge.labels:
+        return None
+    return set(judge.chunk_ids), judge.labels
 
 
 def _inputs(

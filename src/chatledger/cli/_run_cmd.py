@@ -69,6 +69,17 @@ def print_run_result(result: RunResult) -> None:
             left = record.judges_left_out if record is not None else {}
             how = "left out of the panel" if audit.judge in left else "marked"
             note(f"judge {audit.judge} failed its audit ({how}): {'; '.join(audit.failures)}")
+    from chatledger.runs._ppi import PPIRecord
+
+    ppi = PPIRecord.read(result.out_dir)
+    for m in ppi.models if ppi is not None else []:
+        stdout.print(
+            f"agreement with humans, prediction-powered ({m.annotated} of "
+            f"{m.annotated + m.others} conversations annotated): {m.model} {m.estimate:.3f} "
+            f"[{m.low:.3f}, {m.high:.3f}]; humans alone {m.human_estimate:.3f} "
+            f"[{m.human_low:.3f}, {m.human_high:.3f}]; the model's figure was worth "
+            f"{m.labels_worth:.1f} human-annotated conversations"
+        )
     stdout.print(f"run directory: {result.out_dir}")
 
 

@@ -27,6 +27,7 @@ from chatledger.demo._bundled import HUMAN_SAMPLES, human_sample, write_bundled_
 from chatledger.demo._local_structbench import local_structbench
 from chatledger.demo._recorded import recorded_dir, recorded_manifest
 from chatledger.demo._selection import demo_selection
+from chatledger.demo._sequential import SequentialDemo, sequential_demo
 from chatledger.demo._switch import run_switch
 from chatledger.demo._what_breaks import write_what_breaks
 from chatledger.extractors import get_extractor
@@ -83,6 +84,8 @@ class DemoResult:
     what_breaks: WhatBreaks | None = None
     # Why the selections were left out (the optional extra "select" is not installed), if so.
     selection_skipped: str | None = None
+    # Issue 33: an early-stopped comparison and a prediction-powered interval (CaSiNo).
+    spend_less: SequentialDemo | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +96,7 @@ class DemoResult:
             "selection": self.selection,
             "selection_skipped": self.selection_skipped,
             "switch": self._switch_dict(),
+            "spend_less": self.spend_less.to_dict() if self.spend_less is not None else None,
             "leaderboard": [m.to_dict() for m in self.run.leaderboard()],
             "layer_weights_used": self.run.layer_weights_used,
             "renormalisation": self.run.renormalisation_note,
@@ -250,6 +254,9 @@ def run_demo(
             [m.name for m in result.switch.leaderboard()],
         )
         result.switch_report = build_report(result.switch.out_dir)
+    if on_progress:
+        on_progress("decide and PPI on CaSiNo's 47 dialogues", 0, 1)
+    result.spend_less = sequential_demo(out_dir)
     if on_progress:
         on_progress("structbench: offline baseline on 1,000 emails", 0, 1)
     result.structbench = structbench_demo(out_dir / "structbench").to_dict()

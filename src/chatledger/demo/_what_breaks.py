@@ -34,10 +34,11 @@ consumers.*: {max_drop: 0}
 
 
 def _verdict(outcome: RuleOutcome) -> Verdict:
-    if outcome.undecided:  # too few conversations or items: nothing is shown either way
-        return "no change shown"
+    """A drop is a failed rule whose interval shows it; a rule that failed without one is one
+    the data cannot decide (too few conversations or items for an interval)."""
     if not outcome.passed:
-        return "drop"
+        shown = outcome.high is not None and outcome.high < 0.0
+        return "drop" if shown else "undecided"
     if outcome.low is not None and outcome.low > 0.0:
         return "gain"
     return "no change shown"

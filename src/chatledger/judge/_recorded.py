@@ -85,6 +85,9 @@ class ReplayJudge(Judge):
         self.family = lines[0].family
         self._verdicts = {line.key: line.verdict for line in lines}
         self.missing = 0
+        # What was recorded: the chunks (in file order) and the audit sets (labels) graded.
+        self.chunk_ids = list(dict.fromkeys(line.chunk_id for line in lines))
+        self.labels = list(dict.fromkeys(line.label for line in lines if line.label))
 
     def judge_many(self, pairs: Sequence[tuple[Chunk, ExtractionV3]]) -> list[Verdict | None]:
         out: list[Verdict | None] = []

@@ -101,16 +101,19 @@ class CallLeases:
         ``(None, None)`` when a live holder elsewhere is making the call."""
         now = time.time()
         with self.cache._immediate() as conn:
-            row = conn.execute("SELECT reply FROM completions WHERE key = ?", (key,)).fetchone()
-            if row is not None:
-                reply = self.cache._decode(row[0])
+            # The stored reply and the lease in one statement (one row, NULLs for what is not
+            # there).
+            stored, host, pid, process, beat = conn.execute(
+                "SELECT (SELECT reply FROM completions WHERE key = ?1),"
+                " lease.host, lease.pid, lease.process, lease.heartbeat_at"
+                " FROM (SELECT 1) LEFT JOIN call_leases AS lease ON lease.key = ?1",
+                (key,),
+            ).fetchone()
+            if stored is not None:
+                reply = self.cache._decode(stored)
                 if reply is not None:
                     return reply, None
-            lease = conn.execute(
-                "SELECT host, pid, process, heartbeat_at FROM call_leases WHERE key = ?", (key,)
-            ).fetchone()
-            if lease is not None:
-                host, pid, process, beat = lease
+            if host is not None:
                 if _holder_alive(host, pid, process, beat, now, self.settings.stale_after_s):
                     return None, None
                 self.taken_over += 1

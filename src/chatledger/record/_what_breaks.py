@@ -25,7 +25,8 @@ from chatledger.record._common import RecordModel
 
 WHAT_BREAKS_FILE = "what-breaks.json"
 WHAT_BREAKS_VERSION = 1
-Verdict = Literal["drop", "gain", "no change shown"]
+# undecided: too few conversations or items for an interval (the gate says which).
+Verdict = Literal["drop", "gain", "no change shown", "undecided"]
 
 
 class SwitchFigure(RecordModel):

@@ -142,6 +142,27 @@ class Weights(BaseModel):
 LayerName = Literal["extraction", "judge", "downstream"]
 
 
+class HumanGoldSource(BaseModel):
+    """``human_gold:`` of a run config: a gold file (as ``gold:``), and with ``ppi: true`` each
+    model's agreement with humans by prediction-powered inference — the human gold on the
+    conversations it covers, the model-referenced figure (``predictor``: the extraction layer
+    against the run's reference, or the judge layer) on every conversation (docs/sequential.md).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str
+    name: str | None = None
+    ppi: bool = False
+    predictor: Literal["extraction", "judge"] = "extraction"
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"file": value} if isinstance(value, str) else value
+
+
 def _default_layers() -> list[LayerName]:
     return ["extraction", "downstream"]
 
@@ -164,6 +185,7 @@ class RunConfig(BaseModel):
     # ``judges:`` may also be a mapping {panel: [...], audit: strict|warn|off, priced, …}.
     judge_audit: JudgeAuditOptions = Field(default_factory=JudgeAuditOptions)
     gold: ModelSource | None = None
+    human_gold: HumanGoldSource | None = None
     stats: StatsOptions = Field(default_factory=StatsOptions)
     seed: int = 0
     # Model calls (extraction by 'model' sources, model judges): a spending cap on the named
@@ -219,6 +241,23 @@ class RunConfig(BaseModel):
             raise ValueError("at least one layer is needed")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _human_gold_is_gold(cls, data: Any) -> Any:
+        """``human_gold: {file}`` is ``gold: {file}`` with more to say: the run scores it as
+        gold; both at once would be two golds."""
+        if isinstance(data, dict) and data.get("human_gold") is not None:
+            if data.get("gold") is not None:
+                raise ValueError("give gold or human_gold, not both (human_gold is gold + ppi)")
+            given = data["human_gold"]
+            source = {"file": given} if isinstance(given, str) else given
+            if isinstance(source, dict) and isinstance(source.get("file"), str):
+                gold: dict[str, Any] = {"file": source["file"]}
+                if source.get("name") is not None:
+                    gold["name"] = source["name"]
+                data = {**data, "gold": gold}
+        return data
+
     @model_validator(mode="after")
     def _judges_match_layers(self) -> RunConfig:
         if "judge" in self.layers and not self.judges:
@@ -230,6 +269,11 @@ class RunConfig(BaseModel):
             raise ValueError("two judges share a name; give each a unique 'name'")
         if self.gold is not None and self.gold.file is None:
             raise ValueError("gold must be an extraction file")
+        hg = self.human_gold
+        if hg is not None and hg.ppi and hg.predictor not in self.layers:
+            raise ValueError(
+                f"human_gold.predictor {hg.predictor!r} needs the {hg.predictor} layer in layers"
+            )
         return self
 
     @property

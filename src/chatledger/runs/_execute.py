@@ -132,7 +132,18 @@ def execute_run(
     calls = ModelCalls.for_run(loaded, hub) if needs_model_calls(loaded.config) else None
     try:
         with start_executor(spec) as pool:
-            return _Run(loaded, out_dir, on_progress, calls, pool).execute()
+            result = _Run(loaded, out_dir, on_progress, calls, pool).execute()
+        human_gold = loaded.config.human_gold
+        if human_gold is not None and human_gold.ppi and loaded.gold is not None:
+            from chatledger.runs._ppi import ppi_of_run  # issue 33: ppi.json beside run.json
+
+            ppi_of_run(
+                out_dir,
+                loaded.gold,
+                predictor=human_gold.predictor,
+                confidence=human_gold.confidence,
+            ).write(out_dir)
+        return result
     finally:
         if calls is not None:
             calls.close()
@@ -389,7 +400,7 @@ class _Run:
             reference_usage=reference_facts.usage,
             n_chunks=n_chunks,
             judges=[judge_entry(judge) for judge in judges],
-            model_calls=self.calls.to_dict() if self.calls is not None else None,
+            model_calls=self.calls.info() if self.calls is not None else None,
             inputs=inputs,
             executor=str(self.pool.spec),
             stages=self.stage_records,

@@ -19,7 +19,6 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from chatledger.core import ChatLedgerError, Chunk, EnvironmentFault, InputError
 from chatledger.extraction import (
@@ -41,6 +40,7 @@ from chatledger.providers import (
     parse_model_id,
     run_sync,
 )
+from chatledger.record import ModelCallsInfo
 from chatledger.runs._config import LoadedRunConfig, ModelSource, RunConfig
 from chatledger.runs._stages import safe_file_name
 
@@ -96,16 +96,17 @@ class ModelCalls:
         if self.hub.cache is not None:
             self.hub.cache.close()
 
-    def to_dict(self) -> dict[str, Any]:
+    def info(self) -> ModelCallsInfo:
+        """What the run's model calls cost and where they were cached (run.json)."""
         budget = self.hub.budget
         cache = self.hub.cache
-        return {
-            "budget_usd": budget.cap_usd if budget is not None else None,
-            "spent_usd": budget.spent_usd if budget is not None else None,
-            "live_calls": budget.live_calls if budget is not None else None,
-            "cached_calls": budget.cached_calls if budget is not None else None,
-            "cache": str(cache.path) if cache is not None else None,
-        }
+        return ModelCallsInfo(
+            budget_usd=budget.cap_usd if budget is not None else None,
+            spent_usd=budget.spent_usd if budget is not None else None,
+            live_calls=budget.live_calls if budget is not None else None,
+            cached_calls=budget.cached_calls if budget is not None else None,
+            cache=str(cache.path) if cache is not None else None,
+        )
 
 
 def _batch(config: RunConfig) -> BatchSettings | None:

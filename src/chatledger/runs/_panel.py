@@ -7,16 +7,17 @@ from typing import Any
 from chatledger.core import InputError
 from chatledger.judge import JUDGES, MODEL_JUDGES, Judge
 from chatledger.providers import Provider
+from chatledger.record import JudgeInfo
 from chatledger.runs._config import LoadedRunConfig
 
 
-def judge_entry(judge: Judge) -> dict[str, Any]:
+def judge_entry(judge: Judge) -> JudgeInfo:
     """A judge's spec, and for a model judge what it cost."""
     entry: dict[str, Any] = dict(judge.describe())
     usage = getattr(judge, "usage", None)
     if callable(usage):
         entry["usage"] = usage()
-    return entry
+    return JudgeInfo.model_validate(entry)
 
 
 def build_judges(loaded: LoadedRunConfig, hub: Provider | None = None) -> list[Judge]:

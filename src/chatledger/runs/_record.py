@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from chatledger.downstream import resolve_weights
 from chatledger.record import (
@@ -60,8 +59,8 @@ def build_record(
     reference_problems: list[str],
     reference_usage: dict[str, float],
     n_chunks: int,
-    judges: list[dict[str, Any]],
-    model_calls: dict[str, Any] | None,
+    judges: list[JudgeInfo],
+    model_calls: ModelCallsInfo | None,
     inputs: list[InputFile],
     executor: str,
     stages: list[StageRecord],
@@ -100,8 +99,8 @@ def build_record(
         human_gold=result.human_gold,
         timings=result.timings,
         peak_memory_mb=peak_memory_mb,
-        judges=[JudgeInfo.model_validate(j) for j in judges],
-        model_calls=ModelCallsInfo.model_validate(model_calls) if model_calls else None,
+        judges=judges,
+        model_calls=model_calls,
         inputs=inputs,
         executor=executor,
         stages=stages,

@@ -31,6 +31,7 @@ from chatledger.stats._inference import (
     wilson_interval,
 )
 from chatledger.stats._power import DEFAULT_POWER, paired_power, units_needed, units_needed_for
+from chatledger.stats._ppi import PPIEstimate, ppi_labels_needed, ppi_lambda, ppi_mean
 from chatledger.stats._resample import (
     Resamples,
     bootstrap_sums,
@@ -66,6 +67,7 @@ __all__ = [
     "EffectInterval",
     "Interval",
     "MetricEffects",
+    "PPIEstimate",
     "PairedComparison",
     "PairedDifference",
     "Resamples",
@@ -88,6 +90,9 @@ __all__ = [
     "paired_from",
     "paired_of",
     "paired_power",
+    "ppi_labels_needed",
+    "ppi_lambda",
+    "ppi_mean",
     "rank_probabilities",
     "rank_probabilities_from",
     "ranking",

@@ -91,6 +91,7 @@ _ACCOUNT = re.compile(
 # file name's counter such as WhatsApp's "00000012-PHOTO-….jpg".
 _DIGIT_RUN = re.compile(r"(?<![\w+])\+?\(?\d(?:[\d .\-()]{6,}\d)(?!\w)(?!-[A-Za-z])")
 # Dates and times are numbers people write too; they are not phone numbers.
+_ZIP4 = re.compile(r"[0-9]{5}-[0-9]{4}")
 _DATEISH = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}(?!\d)")
 _STATES = (
     "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH"
@@ -403,8 +404,8 @@ class Pseudonymiser:
             spans.append((found.start, found.end, "PHONE"))
         for match in _DIGIT_RUN.finditer(text):
             digits = sum(ch.isdigit() for ch in match.group(0))
-            if _DATEISH.match(match.group(0).lstrip("+(")):
-                continue
+            if _DATEISH.match(match.group(0).lstrip("+(")) or _ZIP4.fullmatch(match.group(0)):
+                continue  # a date; a US ZIP+4, which the postcode pass names
             if digits >= 8 and not any(s <= match.start() < e for s, e, _ in spans):
                 spans.append((match.start(), match.end(), _number_kind(match.group(0))))
         # Numbered in reading order, replaced from the end so earlier spans keep their place.
