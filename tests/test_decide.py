@@ -94,6 +94,8 @@ def test_no_difference_is_never_decided_at_a_zero_allowance(tmp_path: Path) -> N
     assert rule.decision == "undecided"
     assert result.stopped == "exhausted" and result.conversations_used == 47
     assert rule.estimate == 0.0 and rule.lower is not None and rule.lower < 0.0
+    # the pilot it leaves: 47 differences of 0, and no number of conversations decides it
+    assert rule.values == [0.0] * 47 and rule.expected_if_real is None
 
 
 def test_models_must_be_named(tmp_path: Path) -> None:

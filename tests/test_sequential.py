@@ -86,3 +86,19 @@ def test_wrong_decisions_at_most_alpha_and_large_effects_stop_early() -> None:
     assert by_effect[-0.3].median_stop_share <= 0.30
     # the small effect is real, and the whole pool decides it: no wrong verdict
     assert by_effect[0.05].failed == 0
+
+
+def test_expected_conversations_from_a_pilot() -> None:
+    from chatledger.stats import expected_conversations
+
+    rng = np.random.default_rng(0)
+    pilot = np.clip(rng.normal(-0.3, 0.15, 20), -1.0, 1.0)
+    large = expected_conversations(pilot, effect=-0.3, population=100, seed=1)
+    small = expected_conversations(pilot, effect=-0.1, population=100, seed=1)
+    none = expected_conversations(pilot, effect=0.0, population=100, seed=1)
+    # the same pool and batches as the validity simulation: a large effect in about a quarter
+    assert large.median is not None and large.median <= 30
+    assert small.median is not None and large.median < small.median <= 100
+    assert large.decided_share == 1.0
+    # at the threshold nothing is decided: no number of conversations to plan for
+    assert none.median is None and none.decided_share == 0.0

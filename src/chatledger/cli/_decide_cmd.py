@@ -53,6 +53,13 @@ def print_decision(result: SequentialResult) -> None:
         f"the full run would have cost about {full.calls} model calls, "
         f"{full.input_tokens + full.output_tokens:,.0f} tokens, ${full.cost_usd:.4f}"
     )
+    for r in result.rules:
+        if r.decision == "undecided" and r.expected_if_real is not None:
+            note(
+                f"{r.rule.name}: were the observed {r.estimate:+.3f} real, a run over all "
+                f"{result.conversations_available} conversations would decide it after about "
+                f"{r.expected_if_real} (median of simulated runs)"
+            )
     for text in result.notes:
         note(text)
 

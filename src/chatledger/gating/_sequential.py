@@ -55,6 +55,11 @@ class SequentialRule(BaseModel):
     upper: float | None = None
     observed: int = 0  # conversations with a value
     steps: list[SequenceStep] = Field(default_factory=list)
+    # The per-conversation values read, in the order run (a pilot for planning).
+    values: list[float] = Field(default_factory=list)
+    # Undecided: the conversations a run over all of them would be expected to need (median
+    # of simulated runs) were the observed mean real; None when it would not decide.
+    expected_if_real: int | None = None
     reason: str = ""
 
 
@@ -286,7 +291,7 @@ def run_until_decided(
         chunks_available=n_chunks,
         order=order[:ran],
         stopped=stopped,
-        rules=[s.result() for s in state.values()],
+        rules=[s.result(available, batch_size) for s in state.values()],
         used=used,
         full_run=full,
         notes=notes,
@@ -334,6 +339,10 @@ class _Rule:
         self.decided_after: int | None = None
         self.steps: list[SequenceStep] = []
         self.observed = 0
+        self.values: list[float] = []
+        self.population: int | None = None
+        self.alpha = 0.05
+        self.batch = 5
 
     def update(
         self,
@@ -349,6 +358,8 @@ class _Rule:
         if values.size == 0:
             return
         self.observed = int(values.size)
+        self.values = [float(v) for v in values]
+        self.alpha = alpha
         low = -1.0 if self.measured == "difference" else 0.0
         seq = confidence_sequence(
             np.clip(values, low, 1.0), low=low, high=1.0, alpha=alpha, population=population
@@ -362,7 +373,25 @@ class _Rule:
             if self.decision != "undecided":
                 self.decided_after = ran
 
-    def result(self) -> SequentialRule:
+    def plan(self, available: int, batch: int) -> int | None:
+        """Expected conversations to decide over all ``available``, were the mean real."""
+        from chatledger.stats import expected_conversations
+
+        if self.decision != "undecided" or len(self.values) < 2:
+            return None
+        low = -1.0 if self.measured == "difference" else 0.0
+        plan = expected_conversations(
+            self.values,
+            threshold=self.threshold,
+            population=available,
+            low=low,
+            batch=batch,
+            alpha=self.alpha,
+            repetitions=100,
+        )
+        return plan.median
+
+    def result(self, available: int = 0, batch: int = 5) -> SequentialRule:
         last = self.steps[-1] if self.steps else None
         what = "candidate − baseline" if self.measured == "difference" else "the candidate"
         if last is None:
@@ -389,6 +418,8 @@ class _Rule:
             upper=last.upper if last else None,
             observed=self.observed,
             steps=self.steps,
+            values=self.values,
+            expected_if_real=self.plan(available, batch) if available else None,
             reason=reason,
         )
 

@@ -275,3 +275,67 @@ def simulate_sequential(
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class StopPlan:
+    """Conversations a sequential run is expected to need (over simulated runs)."""
+
+    effect: float
+    median: int | None  # None: under half the simulated runs decide within the population
+    p90: int | None
+    decided_share: float
+    population: int
+
+
+def expected_conversations(
+    pilot: npt.ArrayLike,
+    *,
+    effect: float | None = None,
+    threshold: float = 0.0,
+    population: int,
+    low: float = -1.0,
+    high: float = 1.0,
+    batch: int = 5,
+    alpha: float = 0.05,
+    repetitions: int = 200,
+    seed: int = 0,
+    grid: int = 200,
+) -> StopPlan:
+    """Planning from a pilot: the conversations a sequential run over ``population`` of them is
+    expected to use to decide, were the true mean ``effect`` (default: the pilot's). Each
+    simulated run draws ``population`` per-conversation values from the pilot's, shifted to
+    mean ``effect`` and kept inside [low, high], visits them in a random order in batches and
+    stops at the first decision, exactly as ``chatledger decide`` does."""
+    values = np.asarray(pilot, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if values.size < 2:
+        raise ValueError("a pilot needs at least two per-conversation values")
+    target = float(values.mean()) if effect is None else effect
+    rng = np.random.default_rng(seed)
+    draws = values[rng.integers(0, values.size, (repetitions, population))]
+    # each simulated population's mean is the effect (as in simulate_sequential)
+    draws = np.clip(draws - draws.mean(axis=1, keepdims=True) + target, low, high)
+    x = (draws - low) / (high - low)
+    looks = np.arange(batch, population + batch, batch).clip(max=population)
+    m0 = (threshold - low) / (high - low)
+    stops: list[int] = []
+    step = max(1, int(4e6 // (population * (grid + 1))))
+    for start in range(0, repetitions, step):
+        lo, hi = betting_bounds(
+            x[start : start + step], alpha=alpha, population=population, grid=grid
+        )
+        for r in range(lo.shape[0]):
+            _, at = first_decision(lo[r], hi[r], m0, looks)
+            stops.append(population + 1 if at is None else at)
+    ordered = np.sort(np.asarray(stops))
+    decided = float(np.mean(ordered <= population))
+    median = int(np.median(ordered))
+    p90 = int(np.quantile(ordered, 0.9, method="higher"))
+    return StopPlan(
+        effect=target,
+        median=median if median <= population else None,
+        p90=p90 if p90 <= population else None,
+        decided_share=decided,
+        population=population,
+    )
