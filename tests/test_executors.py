@@ -3,9 +3,15 @@ that skips finished stages, and run.json read back by the classes that wrote it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +199,99 @@ def test_a_cluster_that_cannot_be_reached_is_one_line(
         execute_run(
             load_run_config(demo_config), tmp_path / "run", executor="dask:tcp://127.0.0.1:9"
         )
+
+
+class _Cluster:
+    """``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, as a user would start
+    them on their machines: separate processes, each in its own session (so that stopping one
+    stops its nanny and worker), each in its own working folder (so that nothing is found
+    through the coordinator's current folder), no dashboards."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.address = ""
+
+    def _start(self, name: str, *args: str) -> None:
+        cwd = self.folder / name
+        cwd.mkdir()
+        log = (self.folder / f"{name}.log").open("wb")
+        self.processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "dask", *args],
+                cwd=cwd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
+
+    def start(self, workers: int = 2, timeout_s: float = 60.0) -> str:
+        distributed = pytest.importorskip("distributed")
+        scheduler_file = self.folder / "scheduler.json"
+        # Port 0: the scheduler takes a free port and writes its address to the file.
+        self._start(
+            "scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0",
+            "--no-dashboard", "--scheduler-file", str(scheduler_file),
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout_s
+        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
+            if self.processes[0].poll() is not None or time.monotonic() > deadline:
+                log = (self.folder / "scheduler.log").read_text(errors="replace")
+                pytest.fail(f"dask scheduler did not start:\n{log[-2000:]}")
+            time.sleep(0.1)
+        self.address = json.loads(scheduler_file.read_text())["address"]
+        for i in range(workers):
+            self._start(
+                f"worker{i}", "worker", self.address, "--host", "127.0.0.1", "--nthreads", "1",
+                "--no-dashboard", "--name", f"worker{i}",
+                "--local-directory", str(self.folder / f"worker{i}"),
+            )  # fmt: skip
+        with distributed.Client(self.address, timeout=timeout_s) as client:
+            client.wait_for_workers(workers, timeout=timeout_s)
+        return self.address
+
+    def workers(self) -> int:
+        distributed = pytest.importorskip("distributed")
+        with distributed.Client(self.address, timeout=30) as client:
+            return len(client.scheduler_info()["workers"])
+
+    def stop(self) -> None:
+        """Workers first, then the scheduler; a process that ignores SIGTERM is killed."""
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGTERM)
+        for process in reversed(self.processes):
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def test_a_separate_scheduler_and_workers_write_the_same_bytes(
+    demo_config: Path, local_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real cluster: ``dask scheduler`` and two ``dask worker`` processes started on their own
+    (not a LocalCluster), reached at ``dask:tcp://127.0.0.1:PORT``. The workers read the run's
+    input files at the paths the units name (shared storage on a real cluster)."""
+    monkeypatch.setattr(execute_module, "MIN_BATCH_CHUNKS", 5)
+    cluster = _Cluster(tmp_path / "cluster")
+    cluster.folder.mkdir()
+    try:
+        address = cluster.start()
+        assert address.startswith("tcp://127.0.0.1:")
+        out = tmp_path / "run"
+        execute_run(load_run_config(demo_config), out, executor=f"dask:{address}")
+        assert _digests(out) == _digests(local_run)
+        record = read_run_record(out)
+        assert isinstance(record, ConversationRun)
+        assert record.executor == f"dask:{address}"
+        scored = [s for s in record.stages if s.stage == "score"]
+        assert all(s.units > 1 and not s.reused for s in scored)
+        assert cluster.workers() == 2  # the run leaves the cluster running
+    finally:
+        cluster.stop()
+    assert all(p.returncode is not None for p in cluster.processes)

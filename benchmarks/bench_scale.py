@@ -1,0 +1,167 @@
+"""How a whole run scales: wall, CPU and peak memory of the process tree, per chunk.
+
+Generated corpora (benchmarks/_synthetic.py: ``write_run_corpus``) of N chunks × 3 challengers ×
+3 layers (extraction, judge with the grounding judge, downstream); each run is a fresh
+``chatledger run --no-report`` process. Measured from outside the run:
+
+* wall — around the process, start-up included;
+* CPU — user + system seconds summed over the process and every descendant (the pool's or the
+  cluster's workers), polled from /proc/PID/stat every 100 ms, each process counted at its last
+  sample (a process's last < 100 ms may be missed);
+* peak memory — the largest sum of RSS over the same tree at one sample (/proc, as
+  bench_executors.py); psutil is not a direct dependency of ChatLedger, so it is not used;
+* growth per chunk — (peak at N − peak at the baseline size) / (N − baseline): the baseline
+  (100 chunks by default) is run first for every executor, so the fixed cost of the interpreter,
+  imports and workers cancels out.
+
+Ratios are against ``local`` in the same invocation. Run:
+    python benchmarks/bench_scale.py                      # 1,000 and 10,000 chunks
+    python benchmarks/bench_scale.py --sizes 1000         # what docs/scale.md quotes
+    python benchmarks/bench_scale.py --with-100k          # adds 100,000 (tens of GB today)
+    python benchmarks/bench_scale.py --dask               # adds the dask LocalCluster
+Writes benchmarks/results/bench_scale.json (or --out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from _synthetic import write_run_corpus  # the script's folder is on sys.path
+
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _processes() -> dict[int, tuple[int, int, int]]:
+    """pid -> (parent pid, RSS kB, user + system clock ticks), from /proc."""
+    found: dict[int, tuple[int, int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            # After the command: state ppid … utime(12) stime(13) … rss(22), 0-based from state.
+            found[int(entry)] = (
+                int(fields[1]),
+                int(fields[21]) * PAGE_KB,
+                int(fields[11]) + int(fields[12]),
+            )
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _tree(root: int, table: dict[int, tuple[int, int, int]]) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        if pid in table:
+            tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def run_once(config: Path, out: Path, executor: str) -> dict[str, float]:
+    cli = [sys.executable, "-m", "chatledger", "run", str(config), "--out", str(out)]
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [*cli, "--no-report", "--executor", executor],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    peak_kb, cpu_ticks, done = 0, {}, threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_kb
+        while not done.is_set():
+            table = _processes()
+            tree = _tree(process.pid, table)
+            peak_kb = max(peak_kb, sum(table[pid][1] for pid in tree))
+            for pid in tree:
+                cpu_ticks[pid] = table[pid][2]
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = process.communicate()
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    if process.returncode != 0:
+        raise SystemExit(f"{executor}: exit {process.returncode}: {err[-2000:]}")
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(sum(cpu_ticks.values()) / TICKS, 2),
+        "peak_tree_mb": round(peak_kb / 1024, 1),
+        "processes": len(cpu_ticks),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--with-100k", action="store_true", help="also 100,000 chunks")
+    parser.add_argument("--baseline", type=int, default=100, help="size the growth is from")
+    parser.add_argument("--dask", action="store_true", help="also the dask LocalCluster")
+    parser.add_argument("--executors", nargs="+", default=["local", "processes:2"])
+    parser.add_argument("--out", default="bench_scale.json", help="file in results/")
+    args = parser.parse_args()
+    sizes = sorted({*args.sizes, *([100_000] if args.with_100k else [])})
+    executors = [*args.executors, *(["dask"] if args.dask else [])]
+    load = os.getloadavg()
+    results: dict[str, object] = {
+        "cores": os.cpu_count(),
+        "load_average_at_start": [round(x, 1) for x in load],
+        "baseline_chunks": args.baseline,
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        configs = {}
+        for size in [args.baseline, *sizes]:
+            folder = Path(tmp) / str(size)
+            folder.mkdir()
+            t0 = time.perf_counter()
+            configs[size] = write_run_corpus(folder, size, f"scale-{size}")
+            print(f"generated {size} chunks in {time.perf_counter() - t0:.1f} s", flush=True)
+        base = {
+            executor: run_once(configs[args.baseline], Path(tmp) / f"base-{i}", executor)
+            for i, executor in enumerate(executors)
+        }
+        print("baseline", json.dumps(base), flush=True)
+        results["baseline"] = base
+        for size in sizes:
+            by_executor: dict[str, dict[str, float]] = {}
+            for i, executor in enumerate(executors):
+                entry = run_once(configs[size], Path(tmp) / f"out-{size}-{i}", executor)
+                growth_mb = entry["peak_tree_mb"] - base[executor]["peak_tree_mb"]
+                entry["growth_kb_per_chunk"] = round(growth_mb * 1024 / (size - args.baseline), 1)
+                by_executor[executor] = entry
+                print(size, executor, json.dumps(entry), flush=True)
+            local = by_executor.get("local")
+            if local is not None:
+                for entry in by_executor.values():
+                    entry["speedup_vs_local"] = round(local["wall_s"] / entry["wall_s"], 2)
+                    entry["cpu_vs_local"] = round(entry["cpu_s"] / local["cpu_s"], 2)
+                    entry["peak_vs_local"] = round(entry["peak_tree_mb"] / local["peak_tree_mb"], 2)
+            results[str(size)] = by_executor
+    results["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(results, indent=2))
+    out = Path(__file__).parent / "results" / args.out
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
