@@ -564,3 +564,32 @@ def test_a_recording_replays_on_the_chunks_and_sets_it_holds(tmp_path: Path) -> 
         "probe:invent_item",
     ]
     assert replayed["sets"] == live["sets"]
+
+
+def test_chatledger_run_marks_the_judge_left_out(tmp_path: Path) -> None:
+    from chatledger.simulate import simulate_records, write_records
+
+    chunks_path, gold_path = write_bundled_corpus(tmp_path / "corpus")
+    chunks = read_chunks(chunks_path)[:6]
+    gold = read_extractions(gold_path).records
+    write_records(
+        simulate_records(gold, chunks, [("drop", 0.3)], seed=1, label="light"),
+        tmp_path / "light.jsonl",
+    )
+    config = {
+        "chunks": "corpus/chunks.jsonl",
+        "reference": {"file": "corpus/gold.jsonl", "name": "gold"},
+        "challengers": [{"file": "light.jsonl", "name": "simulated:light"}],
+        "layers": ["extraction", "judge"],
+        "judges": {"panel": ["prefers-longer"], "max_chunks": 4},
+        "stats": {"bootstrap_resamples": 100, "dirichlet_draws": 100},
+    }
+    (tmp_path / "run.yaml").write_text(json.dumps(config))
+    code, out, err = _cli(["run", str(tmp_path / "run.yaml"), "--out", str(tmp_path / "out")])
+    assert code == 0, err
+    assert "(left out)" in out
+    assert (
+        "judge prefers-longer failed its audit (the judge layer leaves overall): the copier "
+        "extraction"
+    ) in out
+    assert "left out of overall: judge (judge failed its audit)" in out

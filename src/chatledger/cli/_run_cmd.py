@@ -67,7 +67,14 @@ def print_run_result(result: RunResult) -> None:
             note(f"judge {audit.judge} not audited: {audit.skipped}")
         elif not audit.passed:
             left = record.judges_left_out if record is not None else {}
-            how = "left out of the panel" if audit.judge in left else "marked"
+            layer_out = any("judge" in m.left_out for m in result.models)
+            how = (
+                "left out of the panel"
+                if audit.judge in left
+                else "the judge layer leaves overall"
+                if layer_out
+                else "marked; it still counts"
+            )
             note(f"judge {audit.judge} failed its audit ({how}): {'; '.join(audit.failures)}")
     from chatledger.runs._ppi import PPIRecord
 
