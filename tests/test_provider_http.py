@@ -57,9 +57,11 @@ from chatledger.providers._http import (
 from chatledger.providers._model_id import parse_model_id
 from chatledger.providers._structured import schema_facts, validation_error
 from fakes.llm_server import (
+    ANTHROPIC_PATH,
     OPENAI_PATH,
     FakeLLMServer,
     Reply,
+    anthropic_body,
     error_body,
     openai_body,
     point_sdks_at,
@@ -443,26 +445,35 @@ def test_a_body_at_the_limit_is_read() -> None:
     assert run(go()) == BIG[:LIMIT]
 
 
+@pytest.mark.parametrize("route", ["openai lean", "openai sdk", "anthropic sdk"])
 def test_a_30_mb_reply_is_cut_within_the_deadline_recorded_invalid_and_not_cached(
-    server: FakeLLMServer, tmp_path: Path
+    server: FakeLLMServer, tmp_path: Path, route: str
 ) -> None:
-    """The 2 MB default against a 30 MB reply sent as fast as the loopback takes it: cut off,
-    not timed out at 2 s (the error says which), asked once (neither retried nor re-asked,
-    though both are allowed), and the cache stays empty. Bodies whose length is not announced
-    are cut as they arrive (the framings above)."""
-    huge = json.dumps(openai_body("y" * 30_000_000)).encode()
-    server.script(OPENAI_PATH, Reply(body=huge))
+    """The 2 MB default against a 30 MB reply sent as fast as the loopback takes it, on the
+    lean path and through each SDK: cut off, not timed out at 2 s (the error says which),
+    asked once (neither retried nor re-asked, though both are allowed), and the cache stays
+    empty. Bodies whose length is not announced are cut as they arrive (the framings above)."""
+    from chatledger.providers import AnthropicProvider
+
+    kind, http_client = route.split()
+    settings = CallSettings(timeout_s=2.0, max_attempts=3, max_reasks=2, http_client=http_client)  # type: ignore[arg-type]
     cache = CompletionCache(tmp_path / "calls")
-    chosen = OpenAIProvider(
-        base_url=server.url + "/v1",
-        settings=CallSettings(timeout_s=2.0, max_attempts=3, max_reasks=2),
-        cache=cache,
-    )
+    if kind == "openai":
+        huge = json.dumps(openai_body("y" * 30_000_000)).encode()
+        server.script(OPENAI_PATH, Reply(body=huge))
+        chosen: Any = OpenAIProvider(base_url=server.url + "/v1", settings=settings, cache=cache)
+        model = "openai:gpt-5.2"
+    else:
+        huge = json.dumps(anthropic_body(text="y" * 30_000_000)).encode()
+        server.script(ANTHROPIC_PATH, Reply(body=huge))
+        chosen = AnthropicProvider(base_url=server.url, settings=settings, cache=cache)
+        model = "anthropic:claude-opus-4-6"
 
     async def go() -> Completion:
         async with chosen:
-            request = CompletionRequest.from_prompt("openai:gpt-5.2", "q", output_schema=SCHEMA)
-            return await chosen.complete(request)
+            request = CompletionRequest.from_prompt(model, "q", output_schema=SCHEMA)
+            done: Completion = await chosen.complete(request)
+            return done
 
     done = run(go())
     assert done.error is not None and done.parsed is None

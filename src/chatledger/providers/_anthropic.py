@@ -28,9 +28,11 @@ from chatledger.providers._clients import LoopBoundClient
 from chatledger.providers._errors import (
     ConnectionRefusedRetry,
     ProviderError,
+    ReplyTooLargeError,
     RetryableError,
     connection_refused,
 )
+from chatledger.providers._http import HttpBodyTooLarge, body_too_large, bounded_sdk_hooks
 from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import ANTHROPIC
 from chatledger.providers._secrets import read_api_key
@@ -67,6 +69,10 @@ class AnthropicProvider(ManagedProvider):
             base_url=self.base_url,
             max_retries=0,  # tenacity is the one retry policy
             timeout=self.settings.timeout_s,
+            # The SDK's own client (proxies, limits), with the reply's body bounded.
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                event_hooks=bounded_sdk_hooks(self.settings.max_reply_bytes)
+            ),
         )
 
     async def aclose(self) -> None:
@@ -128,9 +134,14 @@ class AnthropicProvider(ManagedProvider):
                 key_variable=API_KEY_ENV,
                 schema_sent=call.schema is not None,
             ) from None
+        except HttpBodyTooLarge as exc:  # from bounded_sdk_hooks, should the SDK let it through
+            raise ReplyTooLargeError(f"{call.model}: {exc}", reason=str(exc)) from None
         except anthropic.APITimeoutError:
             raise RetryableError(f"timed out after {call.timeout_s:g} s") from None
         except anthropic.APIConnectionError as exc:
+            cut = body_too_large(exc)
+            if cut is not None:
+                raise ReplyTooLargeError(f"{call.model}: {cut}", reason=str(cut)) from None
             if connection_refused(exc):
                 raise ConnectionRefusedRetry(None) from None
             raise RetryableError("connection failed") from None

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -632,3 +633,69 @@ class SdkRoute:
         if pool is not None:
             await pool.aclose()
         await self.sdk.close()
+
+
+# The per-call endpoints whose replies are bounded (OpenAI's, Anthropic's).
+BOUNDED_PATHS = ("/chat/completions", "/messages")
+
+
+def bounded_sdk_hooks(max_body_bytes: int | None) -> dict[str, list[Any]]:
+    """``event_hooks`` for an SDK's ``httpx.AsyncClient`` that keep a reply's body within
+    ``max_body_bytes`` on the SDK path too (the lean path's bound, :class:`HttpBodyTooLarge`).
+    Only a per-call reply (:data:`BOUNDED_PATHS`) is bounded, never a batch's files. The
+    response hook runs once the head is in and before the body is read: a longer
+    announced length is refused there, any other body is cut as its bytes arrive. The SDK
+    wraps the error in its connection error; :func:`body_too_large` finds it."""
+    if max_body_bytes is None:
+        return {}
+    limit = max_body_bytes
+    # One wrapper class per HTTP library (the SDKs ship their own httpx, as httpx2): the
+    # response's body must stay an AsyncByteStream of the library that reads it.
+    wrappers: dict[type, type] = {}
+
+    def bounded(stream_base: type) -> type:
+        class BoundedStream(stream_base):  # type: ignore[misc]
+            """The response's byte stream, raising HttpBodyTooLarge past the limit."""
+
+            def __init__(self, inner: Any) -> None:
+                self._inner = inner
+
+            async def __aiter__(self) -> Any:
+                seen = 0
+                async for piece in self._inner:
+                    seen += len(piece)
+                    if seen > limit:
+                        raise HttpBodyTooLarge(limit)
+                    yield piece
+
+            async def aclose(self) -> None:
+                await self._inner.aclose()
+
+        return BoundedStream
+
+    async def check(response: Any) -> None:
+        if not response.request.url.path.endswith(BOUNDED_PATHS):
+            return  # a batch's files and results are as long as the batch
+        announced = response.headers.get("content-length", "")
+        if announced.isdigit() and int(announced) > limit:
+            await response.aclose()
+            raise HttpBodyTooLarge(limit, announced=int(announced))
+        library = sys.modules[type(response).__module__.partition(".")[0]]
+        base = library.AsyncByteStream
+        if base not in wrappers:
+            wrappers[base] = bounded(base)
+        response.stream = wrappers[base](response.stream)
+
+    return {"response": [check]}
+
+
+def body_too_large(exc: BaseException) -> HttpBodyTooLarge | None:
+    """The :class:`HttpBodyTooLarge` behind ``exc`` (an SDK's wrapped error), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, HttpBodyTooLarge):
+            return current
+        current = current.__cause__ or current.__context__
+    return None

@@ -43,6 +43,8 @@ from chatledger.providers._http import (
     HttpConnectionError,
     HttpResponse,
     SdkRoute,
+    body_too_large,
+    bounded_sdk_hooks,
 )
 from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import OPENAI, OPENAI_COMPATIBLE, ModelId
@@ -90,6 +92,11 @@ class OpenAIProvider(ManagedProvider):
             "api_key": key or _NO_KEY,
             "max_retries": 0,  # tenacity is the one retry policy
             "timeout": self.settings.timeout_s,
+            # The SDK's own client (proxies, limits), with the reply's body bounded as on the
+            # lean path.
+            "http_client": openai.DefaultAsyncHttpxClient(
+                event_hooks=bounded_sdk_hooks(self.settings.max_reply_bytes)
+            ),
         }
         if self.base_url is not None:
             kwargs["base_url"] = self.base_url
@@ -238,9 +245,14 @@ class OpenAIProvider(ManagedProvider):
                 key_variable=self.key_variable,
                 schema_sent=call.schema is not None,
             ) from None
+        except HttpBodyTooLarge as exc:  # from bounded_sdk_hooks, as the SDK let it through
+            raise ReplyTooLargeError(f"{call.model}: {exc}", reason=str(exc)) from None
         except openai.APITimeoutError:
             raise RetryableError(f"timed out after {call.timeout_s:g} s") from None
         except openai.APIConnectionError as exc:
+            cut = body_too_large(exc)
+            if cut is not None:
+                raise ReplyTooLargeError(f"{call.model}: {cut}", reason=str(cut)) from None
             if connection_refused(exc):
                 raise ConnectionRefusedRetry(self._server_url(call)) from None
             raise RetryableError("connection failed") from None

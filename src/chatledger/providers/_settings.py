@@ -52,8 +52,9 @@ class CallSettings:
     http_client: HttpClient = "lean"
     # The longest reply body read (None: no limit). A longer one is cut off as it arrives and
     # the call recorded as an invalid output, never cached (no model API sends megabytes for
-    # one completion: it is a server gone wrong). Kept on the lean HTTP path (the default);
-    # the SDK path reads what the SDK reads. $CHATLEDGER_MAX_REPLY_BYTES sets the default.
+    # one completion: it is a server gone wrong). Kept on the lean HTTP path and, through a
+    # response hook, on the SDKs' (batch files excepted). $CHATLEDGER_MAX_REPLY_BYTES sets the
+    # default.
     max_reply_bytes: int | None = field(default_factory=default_max_reply_bytes)
 
     def __post_init__(self) -> None:
