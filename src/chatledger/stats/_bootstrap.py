@@ -1,13 +1,13 @@
-"""Bootstrap over chunks (DESIGN.md §7): intervals, paired differences, rank probabilities.
+"""Means of per-unit series (DESIGN.md §7): intervals, paired differences, rank probabilities.
 
-Intervals use ``scipy.stats.bootstrap`` (BCa, seeded) on all score series at once (vectorised).
-A constant series has a zero-width interval; a series where BCa is undefined falls back to the
-percentile method (and says so).
+Thin conveniences over the one resampling engine (:mod:`chatledger.stats._resample`): the same
+draws (``rng.integers(0, n, (B, n))``, as scipy draws them), the same BCa. A constant series has
+a zero-width interval; a series where BCa is undefined falls back to the percentile method
+(and says so).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,64 +52,30 @@ def bootstrap_intervals(
     seed: int = 0,
     method: str = "BCa",
 ) -> list[Interval]:
-    """One interval for the mean of each row (rows = score series, columns = chunks)."""
+    """One interval for the mean of each row (rows = score series, columns = units), from the
+    one resampling engine (:mod:`chatledger.stats._resample`: a mean is a statistic of sums;
+    BCa as scipy computes it, percentile where BCa is undefined)."""
+    from chatledger.stats._resample import intervals_from, resample_statistics
+
     data = _as_matrix(values)
     constant = np.all(data == data[:, :1], axis=1)
     # A constant series' mean is its value exactly (summing would add rounding error).
     means = np.where(constant, data[:, 0], data.mean(axis=1))
-    out: list[Interval | None] = [
-        Interval(float(m), float(m), float(m), "constant") if c else None
-        for m, c in zip(means, constant, strict=True)
-    ]
-    todo = np.flatnonzero(~constant)
-    if todo.size and data.shape[1] >= 2:
-        low, high, used = _scipy_interval(data[todo], n_resamples, confidence, seed, method)
-        for k, row in enumerate(todo):
-            out[row] = Interval(float(means[row]), float(low[k]), float(high[k]), used[k])
-    return [
-        iv if iv is not None else Interval(float(m), float(m), float(m), "single")
-        for iv, m in zip(out, means, strict=True)
-    ]
+    n = data.shape[1]
+    if n < 2:
+        return [
+            Interval(float(m), float(m), float(m), "constant" if c else "single")
+            for m, c in zip(means, constant, strict=True)
+        ]
 
+    def mean_of(sums: FloatArray) -> FloatArray:
+        out: FloatArray = (sums / n).T
+        return out
 
-def _scipy_interval(
-    data: FloatArray, n_resamples: int, confidence: float, seed: int, method: str
-) -> tuple[FloatArray, FloatArray, list[str]]:
-    # Resamples per batch, so that one batch of resampled data stays near 32 MB whatever the
-    # number of series and chunks (scipy otherwise materialises all resamples at once).
-    rows, n = data.shape
-    batch = max(1, min(n_resamples, int(32e6 // (8 * rows * n))))
-
-    # scipy.stats costs ~1 s to import; only the callers of this engine need it (not gate,
-    # stats, report, which read runs).
-    from scipy import stats
-
-    def run(kind: str) -> tuple[FloatArray, FloatArray]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = stats.bootstrap(
-                (data,),
-                np.mean,
-                axis=-1,
-                vectorized=True,
-                n_resamples=n_resamples,
-                confidence_level=confidence,
-                method=kind,
-                batch=batch,
-                rng=np.random.default_rng(seed),
-            )
-        ci = res.confidence_interval
-        return np.asarray(ci.low, dtype=np.float64), np.asarray(ci.high, dtype=np.float64)
-
-    low, high = run(method)
-    used = [method] * data.shape[0]
-    bad = ~(np.isfinite(low) & np.isfinite(high))
-    if bad.any():
-        p_low, p_high = run("percentile")
-        low = np.where(bad, p_low, low)
-        high = np.where(bad, p_high, high)
-        used = ["percentile" if b else method for b in bad]
-    return low, high, used
+    resamples = resample_statistics(
+        data.T, mean_of, n_resamples=n_resamples, seed=seed, estimates=means
+    )
+    return intervals_from(resamples, confidence=confidence, method=method)
 
 
 def resample_indices(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.intp]:
@@ -144,25 +110,35 @@ def paired_difference(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> PairedDifference:
-    """Paired bootstrap of the mean difference; two-sided p-value of 'no difference'.
+    """Paired bootstrap of the mean difference over the same units; two-sided p-value of 'no
+    difference' (:func:`chatledger.stats.paired_from`: the share of resampled differences,
+    re-centred on zero, whose magnitude reaches the observed one, +1 smoothing). For few
+    conversations prefer :func:`chatledger.stats.paired_comparison` (exact sign-flip)."""
+    from chatledger.stats._resample import paired_from, resample_statistics
 
-    The p-value is the share of resampled differences, re-centred on zero (the null), whose
-    magnitude reaches the observed difference (+1 smoothing so it is never exactly 0).
-    """
-    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if diff.ndim != 1 or diff.size == 0:
+    a_arr = np.asarray(a, dtype=np.float64)
+    b_arr = np.asarray(b, dtype=np.float64)
+    if a_arr.ndim != 1 or a_arr.size == 0 or a_arr.shape != b_arr.shape:
         raise ValueError("a and b must be equal-length non-empty series")
+    n = a_arr.size
+    diff = a_arr - b_arr
     observed = float(diff.mean())
     if np.all(diff == diff[0]):
         return PairedDifference(observed, observed, observed, 1.0 if observed == 0 else 0.0)
-    idx = resample_indices(diff.size, n_resamples, seed)
-    boot = diff[idx].mean(axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(boot, [alpha, 1.0 - alpha])
-    centred = boot - observed
-    extreme = int(np.sum(np.abs(centred) >= abs(observed) - 1e-15))
-    p_value = (extreme + 1) / (n_resamples + 1)
-    return PairedDifference(observed, float(low), float(high), float(min(1.0, p_value)))
+
+    def means(sums: FloatArray) -> FloatArray:
+        out: FloatArray = (sums / n).T
+        return out
+
+    resamples = resample_statistics(
+        np.column_stack([diff, np.zeros(n)]),
+        means,
+        n_resamples=n_resamples,
+        seed=seed,
+        estimates=[observed, 0.0],
+    )
+    difference, low, high, p_value = paired_from(resamples, 0, 1, confidence=confidence)
+    return PairedDifference(difference, low, high, p_value)
 
 
 def rank_probabilities(
@@ -171,18 +147,21 @@ def rank_probabilities(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> FloatArray:
-    """P(model i holds rank r) (rank 0 = best) over paired bootstrap resamples of chunks.
+    """P(model i holds rank r) (rank 0 = best) over paired bootstrap resamples of units
+    (:func:`chatledger.stats.rank_probabilities_from` on the one engine's resamples).
 
     Ties share ranks by order of the model index (stable), so each resample gives a permutation.
     """
+    from chatledger.stats._resample import rank_probabilities_from, resample_statistics
+
     data = _as_matrix(values)
-    idx = resample_indices(data.shape[1], n_resamples, seed)
-    means = data[:, idx].mean(axis=2)  # models × resamples
-    order = np.argsort(-means, axis=0, kind="stable")
-    ranks = np.empty_like(order)
-    rows = np.arange(data.shape[0])[:, None]
-    ranks[order, np.arange(n_resamples)[None, :]] = rows
-    probs = np.zeros((data.shape[0], data.shape[0]), dtype=np.float64)
-    for model in range(data.shape[0]):
-        probs[model] = np.bincount(ranks[model], minlength=data.shape[0]) / n_resamples
-    return probs
+    n = data.shape[1]
+
+    def means(sums: FloatArray) -> FloatArray:
+        out: FloatArray = (sums / n).T
+        return out
+
+    resamples = resample_statistics(
+        data.T, means, n_resamples=n_resamples, seed=seed, estimates=data.mean(axis=1)
+    )
+    return rank_probabilities_from(resamples, range(data.shape[0]))
