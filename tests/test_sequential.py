@@ -15,6 +15,7 @@ from chatledger.stats import (
     first_decision,
     simulate_sequential,
 )
+from generated_docs import check_block
 
 # Ten observations in [0, 1]; bounds printed by confseq 0.0.11 (Waudby-Smith & Ramdas' own
 # package), ``confseq.betting.hedged_cs(x, alpha=0.05, breaks=1000)`` and with ``N=20``.
@@ -78,6 +79,16 @@ def test_wrong_decisions_at_most_alpha_and_large_effects_stop_early() -> None:
         [0.0, 0.05, 0.3, -0.3], pool=100, repetitions=200, batch=5, grid=200, seed=7
     )
     by_effect = {r.effect: r for r in results}
+    rows = [
+        "| true difference | pass | fail | undecided | wrong share | median stop |",
+        "|---|---|---|---|---|---|",
+    ]
+    rows += [
+        f"| {r.effect:+.2f} | {r.passed} | {r.failed} | {r.undecided} | {r.wrong_share:.3f} | "
+        f"{r.median_stop} of 100 |"
+        for r in results
+    ]
+    check_block("docs/sequential.md", "sequential-validity", "\n".join(rows))
     for r in results:
         assert r.wrong_share <= 0.05, r
     assert by_effect[0.0].undecided >= 190
