@@ -100,3 +100,22 @@ def coverage_markdown(data: dict[str, Any]) -> str:
 def test_docs_coverage_tables_are_the_measured_ones(name: str) -> None:
     data = json.loads((ROOT / "docs" / "data" / f"coverage-{name}.json").read_text("utf-8"))
     check_block("docs/statistics.md", f"coverage-{name}", coverage_markdown(data))
+
+
+def test_plan_from_the_pilot_s_per_conversation_spread(population: Path) -> None:
+    from chatledger.report._context import power_sentence
+    from chatledger.report._load import load_run_files
+    from chatledger.runs._plan import plan_run
+    from chatledger.stats import units_needed
+
+    plan = plan_run(population, detect=0.02)
+    assert plan["k"] == 47 and plan["power"] == 0.8
+    overall = {r["model"]: r for r in plan["figures"] if r["figure"] == "overall"}
+    assert set(overall) == {"simulated:light", "simulated:heavy"}
+    for row in overall.values():
+        assert row["sd"] > 0
+        assert row["needed"] == units_needed(row["sd"], 0.02)
+    sentence = power_sentence(load_run_files(population))
+    worst = max(overall.values(), key=lambda r: r["needed"])
+    assert sentence is not None
+    assert f"≈ {worst['needed']:,} conversations" in sentence and "you have 47" in sentence

@@ -50,7 +50,11 @@ def plan_run(run_dir: Path, *, detect: float = 0.02, power: float = 0.8) -> dict
                 continue
             statistic, _ = _statistic(sides, 0, figure)
             with np.errstate(all="ignore"):
-                left = statistic(total - matrix)[0] if matrix.shape[0] > 1 else np.zeros(0)
+                left = (
+                    np.asarray(statistic(total - matrix), dtype=np.float64).reshape(-1)
+                    if matrix.shape[0] > 1
+                    else np.zeros(0)
+                )
             left = left[~np.isnan(left)]
             n = left.size
             if n < 2:
