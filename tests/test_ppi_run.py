@@ -74,6 +74,13 @@ def test_ppi_beside_the_human_only_interval(tmp_path: Path) -> None:
     # interval is narrower than the twelve humans' alone, worth more than twelve labels
     assert model.high - model.low < model.human_high - model.human_low
     assert model.labels_worth > 12
+    # the report shows it beside the human-only interval
+    from chatledger.report import build_report
+
+    page = build_report(tmp_path / "run").read_text(encoding="utf-8")
+    assert 'id="ppi"' in page and "12 of 47 conversations annotated" in page
+    assert f"[{model.low:.3f}, {model.high:.3f}]" in page
+    assert f"[{model.human_low:.3f}, {model.human_high:.3f}]" in page
 
 
 def test_gold_and_human_gold_are_one_gold(tmp_path: Path) -> None:

@@ -140,6 +140,7 @@ def report_context(files: RunFiles) -> dict[str, Any]:
         "differences": ctx.adjacent_differences(files),
         "power_sentence": ctx.power_sentence(files),
         "what_breaks": WhatBreaks.read(files.run_dir),
+        "ppi": _ppi(files.run_dir),
         "human_gold": run.human_gold,
         "reference_is_human": run.reference_is_human,
         "human_reference": counts.human_reference(files),
@@ -194,6 +195,13 @@ def choose_chunks(files: RunFiles) -> DrillSelection | None:
     )
     files.load_chunks(selection.chunk_ids)
     return selection
+
+
+def _ppi(run_dir: Path) -> object:
+    """The run's prediction-powered agreement with humans (``ppi.json``, issue 33), if any."""
+    from chatledger.runs._ppi import PPIRecord
+
+    return PPIRecord.read(run_dir)
 
 
 def render_report(run_dir: Path) -> str:
