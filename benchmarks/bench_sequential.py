@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=500)
     parser.add_argument("--repetitions", type=int, default=200)
     parser.add_argument("--batch", type=int, default=10)
-    parser.add_argument("--grid", type=int, default=1000)
+    parser.add_argument("--grid", type=int, default=500)
     parser.add_argument("--alpha", type=float, default=0.05)
     args = parser.parse_args()
     start = time.perf_counter()

@@ -42,3 +42,19 @@ def test_ppi_ami_pool_table() -> None:
         f"{data['kept']}.",
     ]
     check_block("docs/sequential.md", "ppi-ami-pool", "\n".join(rows))
+
+
+def test_sequential_benchmark_table() -> None:
+    data = json.loads((ROOT / "benchmarks" / "results" / "bench_sequential.json").read_text())
+    pool = data["settings"]["pool"]
+    rows = [
+        "| true difference | pass | fail | undecided | wrong share | median stop |",
+        "|---|---|---|---|---|---|",
+    ]
+    rows += [
+        f"| {r['effect']:+.2f} | {r['passed']} | {r['failed']} | {r['undecided']} | "
+        f"{r['wrong_share']:.3f} | {r['median_stop']} of {pool} ({r['median_stop_share']:.0%}) |"
+        for r in data["results"]
+    ]
+    check_block("docs/sequential.md", "sequential-benchmark", "\n".join(rows))
+    assert all(r["wrong_share"] <= data["settings"]["alpha"] for r in data["results"])
