@@ -106,3 +106,28 @@ def test_models_must_be_named(tmp_path: Path) -> None:
         run_until_decided(
             config, load_gate_rules("{overall: {max_drop: 0.1}}"), tmp_path / "d", batch_size=5
         )
+
+
+def test_a_budget_stop_decides_on_the_batches_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run config's own cap stops a batch's model calls (the run raises 'stopped by the
+    budget'): decide keeps the batches finished and says so."""
+    import chatledger.runs as runs
+    from chatledger.core import EnvironmentFault
+
+    real = runs.execute_run
+    calls = {"n": 0}
+
+    def capped(*args: object, **kwargs: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise EnvironmentFault("stopped by the budget: the cap of $0.01 is reached")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runs, "execute_run", capped)
+    config = _config(tmp_path, candidate_lines=1)
+    result = run_until_decided(config, load_gate_rules(RULES), tmp_path / "d", batch_size=5)
+    assert result.stopped == "budget" and result.conversations_used == 5
+    assert result.rules[0].decision == "undecided"
+    assert any("batch 2 stopped by the budget" in n for n in result.notes)

@@ -21,7 +21,13 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from chatledger.core import InputError, atomic_write_json, atomic_write_text, prepare_output_dir
+from chatledger.core import (
+    EnvironmentFault,
+    InputError,
+    atomic_write_json,
+    atomic_write_text,
+    prepare_output_dir,
+)
 from chatledger.gating._rules import GateRule, GateRules
 from chatledger.stats import Decision, confidence_sequence, decide
 
@@ -232,7 +238,16 @@ def run_until_decided(
         text = "".join(line + "\n" for c in members for line in lines[c])
         if not subset.is_file() or subset.read_text(encoding="utf-8") != text:
             atomic_write_text(subset, text)
-        run = execute_run(loaded.model_copy(update={"chunks": subset}), batch_dir / "run")
+        try:
+            run = execute_run(loaded.model_copy(update={"chunks": subset}), batch_dir / "run")
+        except EnvironmentFault as exc:
+            # The run config's own cap (budget_usd) stopped this batch's model calls: decide
+            # on the batches finished (a rerun with a higher cap resumes this one).
+            if "stopped by the budget" not in str(exc) or ran == 0:
+                raise
+            notes.append(f"batch {index} stopped by the budget: decided on the {ran} before it")
+            stopped = "budget"
+            break
         record = run.record
         partial_reference = partial_reference or bool(record and record.reference_is_human)
         per = conversation_figures(batch_dir / "run", base, cand, figures)
@@ -262,8 +277,8 @@ def run_until_decided(
         if budget_usd is not None and used.cost_usd >= budget_usd:
             stopped = "budget"
             break
-    else:
-        stopped = "limit" if limit < available else "exhausted"
+    if stopped == "exhausted" and ran < available:
+        stopped = "limit"
     if partial_reference:
         notes.append(
             "the reference is human gold that covers some fields on some chunks: the sequences "
