@@ -82,6 +82,12 @@ def test_a_clear_drop_is_decided_early_and_resumes(
     assert code == 1
     assert "fail" in captured.out and f"after {result.conversations_used} of 47" in captured.out
     assert SequentialResult.read(out) == result
+    # planning from it: the 10 differences as the pilot, a large drop decided early, none never
+    code = main(["decide", str(config), RULES, "--out", str(out), "--plan", "-0.5"])
+    planned = capsys.readouterr().out
+    assert code == 0 and "at -0.5 about" in planned and "of 47 conversations" in planned
+    main(["decide", str(config), RULES, "--out", str(out), "--plan", "-0.05"])
+    assert "would not decide it" in capsys.readouterr().out
 
 
 def test_no_difference_is_never_decided_at_a_zero_allowance(tmp_path: Path) -> None:

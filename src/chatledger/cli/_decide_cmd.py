@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -85,6 +85,14 @@ def decide_command(
     ] = None,
     baseline_model: Annotated[str | None, typer.Option(help="the baseline model")] = None,
     candidate_model: Annotated[str | None, typer.Option(help="the candidate model")] = None,
+    plan: Annotated[
+        float | None,
+        typer.Option(
+            "--plan",
+            help="run nothing: from OUT/decision.json as a pilot, the conversations each rule "
+            "would need were its true mean this (a difference for max_drop rules)",
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Run the config's conversations in a seeded random order, a batch at a time, until every
@@ -92,6 +100,10 @@ def decide_command(
     conversations run out). Exit 0: every rule passed; 1: a rule failed; 3: undecided."""
     from chatledger.gating import load_gate_rules
     from chatledger.gating._sequential import run_until_decided
+
+    if plan is not None:
+        _print_plan(out, plan, batch, output_format)
+        return
 
     def progress(ran: int, available: int, decisions: list[str]) -> None:
         done = sum(d != "undecided" for d in decisions)
@@ -119,3 +131,49 @@ def decide_command(
         raise typer.Exit(EXIT_FAILED)
     if not result.passed:
         raise typer.Exit(EXIT_UNDECIDED)
+
+
+def _print_plan(out: Path, effect: float, batch: int, output_format: OutputFormat) -> None:
+    """Expected conversations per rule, from a finished (or stopped) decide as the pilot."""
+    from chatledger.gating._sequential import SequentialResult
+    from chatledger.stats import expected_conversations
+
+    pilot = SequentialResult.read(out)
+    rows: list[dict[str, Any]] = []
+    for r in pilot.rules:
+        if len(r.values) < 2:
+            rows.append({"rule": r.rule.name, "median": None, "p90": None, "decided_share": None})
+            continue
+        found = expected_conversations(
+            r.values,
+            effect=effect,
+            threshold=r.threshold,
+            population=pilot.conversations_available,
+            low=-1.0 if r.measured == "difference" else 0.0,
+            batch=batch,
+            alpha=pilot.alpha,
+        )
+        rows.append(
+            {
+                "rule": r.rule.name,
+                "median": found.median,
+                "p90": found.p90,
+                "decided_share": found.decided_share,
+            }
+        )
+    if output_format is OutputFormat.json:
+        emit_json({"effect": effect, "conversations": pilot.conversations_available, "rules": rows})
+        return
+    for row in rows:
+        if row["median"] is None:
+            stdout.print(
+                f"{row['rule']}: at {effect:+g} a run over {pilot.conversations_available} "
+                "conversations would not decide it in most runs"
+            )
+        else:
+            stdout.print(
+                f"{row['rule']}: at {effect:+g} about {row['median']} of "
+                f"{pilot.conversations_available} conversations (90 % of runs within "
+                f"{row['p90'] if row['p90'] is not None else 'all'}; decided in "
+                f"{row['decided_share']:.0%} of simulated runs)"
+            )
