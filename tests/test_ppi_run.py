@@ -42,7 +42,9 @@ def _write(tmp_path: Path, extra: dict[str, object]) -> Path:
 
 
 def test_ppi_beside_the_human_only_interval(tmp_path: Path) -> None:
-    config = _write(tmp_path, {"human_gold": {"file": "humans.jsonl", "ppi": True}})
+    config = _write(
+        tmp_path, {"human_gold": {"file": "humans.jsonl", "ppi": True, "plan_width": 0.05}}
+    )
     loaded = load_run_config(config)
     assert loaded.gold == tmp_path / "humans.jsonl"  # human_gold is scored as gold
     execute_run(loaded, tmp_path / "run")
@@ -74,6 +76,17 @@ def test_ppi_beside_the_human_only_interval(tmp_path: Path) -> None:
     # interval is narrower than the twelve humans' alone, worth more than twelve labels
     assert model.high - model.low < model.human_high - model.human_low
     assert model.labels_worth > 12
+    # planning for a 0.05-wide interval from this run as the pilot, by the stats function
+    from chatledger.stats import ppi_labels_needed
+
+    needed = ppi_labels_needed(
+        0.05,
+        np.array([y[c] for c in annotated]),
+        np.array([f[c] for c in annotated]),
+        np.array([f[c] for c in others]),
+    )
+    assert (model.needed_ppi, model.needed_humans_only) == needed
+    assert needed[1] is not None and (needed[0] is None or needed[0] < needed[1])
     # the report shows it beside the human-only interval
     from chatledger.report import build_report
 

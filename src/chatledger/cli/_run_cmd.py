@@ -87,6 +87,12 @@ def print_run_result(result: RunResult) -> None:
             f"[{m.human_low:.3f}, {m.human_high:.3f}]; the model's figure was worth "
             f"{m.labels_worth:.1f} human-annotated conversations"
         )
+        if m.plan_width is not None:
+            with_ppi = "no number of" if m.needed_ppi is None else f"about {m.needed_ppi}"
+            stdout.print(
+                f"  an interval {m.plan_width:g} wide needs {with_ppi} annotated conversations "
+                f"with PPI, about {m.needed_humans_only} with humans alone"
+            )
     stdout.print(f"run directory: {result.out_dir}")
 
 

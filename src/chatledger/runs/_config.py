@@ -156,6 +156,9 @@ class HumanGoldSource(BaseModel):
     ppi: bool = False
     predictor: Literal["extraction", "judge"] = "extraction"
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    # Planning: the annotated conversations an interval of this full width would need, with
+    # PPI and with humans alone (this run as the pilot).
+    plan_width: float | None = Field(default=None, gt=0.0, lt=1.0)
 
     @model_validator(mode="before")
     @classmethod

@@ -142,6 +142,7 @@ def execute_run(
                 loaded.gold,
                 predictor=human_gold.predictor,
                 confidence=human_gold.confidence,
+                plan_width=human_gold.plan_width,
             ).write(out_dir)
         return result
     finally:

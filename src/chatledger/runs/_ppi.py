@@ -39,6 +39,10 @@ class PPIModel(BaseModel):
     labels_worth: float
     annotated: int  # conversations with human gold
     others: int  # conversations the predictor alone speaks of
+    # With plan_width: annotated conversations an interval that wide needs (None: no number).
+    plan_width: float | None = None
+    needed_ppi: int | None = None
+    needed_humans_only: int | None = None
 
 
 class PPIRecord(BaseModel):
@@ -112,11 +116,12 @@ def ppi_of_run(
     hide: Sequence[str] = (),
     confidence: float = 0.95,
     student: bool = True,
+    plan_width: float | None = None,
 ) -> PPIRecord:
     """PPI for each model of the run (``models``: all); ``hide`` leaves the gold of those
     conversations out (to study what fewer labels give)."""
     from chatledger.runs._sequential import conversation_figures, read_conversation_run
-    from chatledger.stats import ppi_mean
+    from chatledger.stats import ppi_labels_needed, ppi_mean
 
     record = read_conversation_run(run_dir, "run")
     chunks_path = Path(next(i.path for i in record.inputs if i.role == "chunks"))
@@ -147,6 +152,15 @@ def ppi_of_run(
             alpha=1.0 - confidence,
             student=student,
         )
+        needed: tuple[int | None, int | None] = (None, None)
+        if plan_width is not None:
+            needed = ppi_labels_needed(
+                plan_width,
+                np.array([humans[c] for c in labeled]),
+                np.array([f[c] for c in labeled]),
+                np.array([f[c] for c in others]),
+                alpha=1.0 - confidence,
+            )
         out.append(
             PPIModel(
                 model=name,
@@ -160,6 +174,9 @@ def ppi_of_run(
                 labels_worth=estimate.labels_worth,
                 annotated=len(labeled),
                 others=len(others),
+                plan_width=plan_width,
+                needed_ppi=needed[0],
+                needed_humans_only=needed[1],
             )
         )
     return PPIRecord(
