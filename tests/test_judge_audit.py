@@ -566,8 +566,15 @@ def test_a_recording_replays_on_the_chunks_and_sets_it_holds(tmp_path: Path) -> 
     assert replayed["sets"] == live["sets"]
 
 
-def test_chatledger_run_marks_the_judge_left_out(tmp_path: Path) -> None:
+def test_chatledger_run_marks_the_judge_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chatledger.cli._app import stdout as console
     from chatledger.simulate import simulate_records, write_records
+
+    # A wide console: under pytest-xdist COLUMNS is 80, and at 80 columns the leaderboard
+    # wraps "(left out)" over two lines (what a narrow terminal would show).
+    monkeypatch.setattr(console, "width", 200)
 
     chunks_path, gold_path = write_bundled_corpus(tmp_path / "corpus")
     chunks = read_chunks(chunks_path)[:6]
