@@ -295,3 +295,28 @@ def test_a_separate_scheduler_and_workers_write_the_same_bytes(
     finally:
         cluster.stop()
     assert all(p.returncode is not None for p in cluster.processes)
+
+
+@pytest.mark.parametrize(
+    "models",
+    [
+        {},
+        {"a": {"x": [1, 2.5, None], "y": {"nested": "line\nbreak", "é": []}}},
+        {"offline:rules": {"k": {}}, "b": [], "c": "text", "d": {"deep": [{"e": [1]}]}},
+    ],
+)
+def test_downstream_json_written_per_model_is_the_whole_files_bytes(
+    models: dict[str, object], tmp_path: Path
+) -> None:
+    """The coordinator writes each model's part as it is assembled; the bytes are those of the
+    whole dict written at once (what every run before wrote)."""
+    from chatledger.core import atomic_write_json, atomic_writer
+    from chatledger.runs._downstream_file import DownstreamWriter
+
+    atomic_write_json(tmp_path / "whole.json", {"reference": "ref ü", "models": models})
+    with atomic_writer(tmp_path / "streamed.json") as handle:
+        writer = DownstreamWriter(handle, "ref ü")
+        for name, value in models.items():
+            writer.add(name, value)
+        writer.close()
+    assert (tmp_path / "streamed.json").read_bytes() == (tmp_path / "whole.json").read_bytes()

@@ -29,7 +29,6 @@ from chatledger.core import (
     InputError,
     Problem,
     RecordStatus,
-    atomic_write_json,
     atomic_writer,
     file_sha256,
     first_validation_error,
@@ -46,6 +45,7 @@ from chatledger.record import (
     Usage,
 )
 from chatledger.runs._config import LoadedRunConfig
+from chatledger.runs._downstream_file import DownstreamWriter
 from chatledger.runs._executors import (
     Executor,
     ExecutorSpec,
@@ -310,7 +310,6 @@ class _Run:
         store = StageStore(self.out_dir)
         models: list[ModelSummary] = []
         series: list[ModelSeries] = []
-        downstream_out: dict[str, Any] = {}
         variance: dict[str, Any] = {}
         if reference_facts.variance is not None:
             variance[reference_name] = reference_facts.variance
@@ -318,7 +317,9 @@ class _Run:
         with (
             ScoreTableWriter(self.out_dir / "scores.parquet") as writer,
             atomic_writer(judgements_path) as judgements,
+            atomic_writer(self.out_dir / "downstream.json") as downstream_file,
         ):
+            downstream = DownstreamWriter(downstream_file, reference_name)
             for done, plan in enumerate(plans, start=1):
                 outputs = self._assemble(
                     plan,
@@ -342,7 +343,7 @@ class _Run:
                 if "downstream" in outputs:
                     down = outputs["downstream"][0].downstream
                     if down is not None:
-                        downstream_out[plan.name] = down.model_dump(mode="json")
+                        downstream.add(plan.name, down.model_dump(mode="json"))
                 if plan.facts.variance is not None:
                     variance[plan.name] = plan.facts.variance
                 if self.on_progress:
@@ -363,6 +364,7 @@ class _Run:
             self.stage_records.append(StageRecord(stage="stats", seconds=self.timings["stats_s"]))
             gold = self._gold(reference_gold, plans)
             writer.write(stats_rows(stats, gold))
+            downstream.close()
         self.timings["total_s"] = time.perf_counter() - started
         result = RunResult(
             name=config.name,
@@ -376,10 +378,6 @@ class _Run:
             timings=self.timings,
             stats=stats,
             human_gold=gold,
-        )
-        atomic_write_json(
-            self.out_dir / "downstream.json",
-            {"reference": reference_name, "models": downstream_out},
         )
         inputs = [InputFile(role="chunks", path=str(chunks_path), sha256=self._sha(chunks_path))]
         inputs.append(
