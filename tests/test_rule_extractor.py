@@ -466,3 +466,30 @@ def test_extract_file_names_the_bad_line(tmp_path: Path) -> None:
     assert info.value.line == 2
     with pytest.raises(InputError, match="file not found"):
         RuleBasedExtractor().extract_file(tmp_path / "missing.jsonl", tmp_path / "out.jsonl")
+
+
+def test_a_decision_with_nothing_left_after_its_openers_is_not_made() -> None:
+    """CaSiNo dialogue 128 (CC BY 4.0, the shared data's full corpus) crashed the extractor:
+    "I like that deal." decided an offer whose text was empty once its openers were stripped,
+    and ``Decision(text="")`` failed validation. Now no decision is made from it."""
+    a, b = "mturk_agent_1", "mturk_agent_2"
+    chunk = chat(
+        (b, "Hi! I was hoping to get 2 packages of firewood, 2 packages of water and 1 package "
+            "of food and you can have the rest."),
+        (a, "Hello. Is there a reason you prefer more water and firewood to food?"),
+        (b, "I get cold very easily and also get thirsty a lot. What are your preferences?"),
+        (a, "The 2 packages of food and 2 waters. I get thristy a lot too."),
+        (b, "Ok, well if I can have 3 packages of firewood, 1 water and 1 food, you can have 2 "
+            "packages of food and 2 waters. Does that sound good?"),
+        (a, "I like that deal. "),
+        (b, "Sounds good.🙂"),
+        (a, "I think this would be a good even split of resources and would allow each of us to "
+            "have extra supplies. 🙂"),
+        (b, "I agree with you."),
+        (a, "All that is left is to submit our deal. Nice working with you!"),
+        (b, "[Submit-Deal] I get 3 Firewood, 1 Food, 1 Water; you get 0 Firewood, 2 Food, 2 Water"),
+        (a, "[Accept-Deal]"),
+        participants=(a, b),
+    )  # fmt: skip
+    extraction = check_extraction(chunk)
+    assert all(d.text for d in extraction.decisions)

@@ -197,6 +197,8 @@ def find_decisions(view: ChunkView, result: Commitments) -> None:
                 made_by.insert(0, referent.speaker)
                 evidence.insert(0, referent.id)
                 result.used.add(offer.key)
+            if not text:  # nothing left once openers are stripped ("I like that deal.")
+                continue
             if accepted and reply is not None:
                 made_by.append(reply.speaker)
                 evidence.append(reply.id)
@@ -217,9 +219,12 @@ def find_decisions(view: ChunkView, result: Commitments) -> None:
         offer = _stated_offer(before) if before is not None else None
         if before is None or offer is None or before.position in decided:
             continue
+        text = tidy(strip_openers(offer.text))
+        if not text:
+            continue
         result.decisions.append(
             Decision(
-                text=tidy(strip_openers(offer.text)),
+                text=text,
                 made_by=[before.speaker, msg.speaker],
                 evidence=[before.id, msg.id],
                 confidence=0.6,
