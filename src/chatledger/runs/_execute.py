@@ -305,6 +305,7 @@ class _Run:
         for group_units, group_results in zip(groups, grouped, strict=True):
             for unit, batch in zip(group_units.units, group_results, strict=True):
                 by_model.setdefault(unit.name, []).append(batch)
+        del grouped  # each model's batches are released once it is assembled (pop below)
         n_units = sum(len(g.units) for g in groups)
 
         store = StageStore(self.out_dir)
@@ -323,7 +324,7 @@ class _Run:
             for done, plan in enumerate(plans, start=1):
                 outputs = self._assemble(
                     plan,
-                    by_model.get(plan.name, []),
+                    by_model.pop(plan.name, []),
                     index,
                     scoring,
                     spec,
