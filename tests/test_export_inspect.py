@@ -20,7 +20,7 @@ from chatledger.record import ConversationRun, read_run_record
 from chatledger.runs import RUN_LEVEL, execute_run, load_run_config
 
 EXAMPLES = Path(__file__).parents[1] / "src" / "chatledger" / "data" / "examples"
-CHUNKS = 4
+CHUNKS = 6
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> None:
@@ -28,7 +28,8 @@ def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> None:
 
 
 def _corpus(folder: Path) -> None:
-    """Four chunks of two conversations from the bundled example; ``cheap`` the example's
+    """Six chunks, each its own conversation (k = 6: enough for an interval), from the bundled
+    example; ``cheap`` the example's
     challenger, ``broken`` the reference with one invalid line."""
     chunk = json.loads((EXAMPLES / "chunks.jsonl").read_text())
     ref = json.loads((EXAMPLES / "reference.jsonl").read_text())
@@ -38,7 +39,7 @@ def _corpus(folder: Path) -> None:
         suffix = f"-d{n}"
         c = copy.deepcopy(chunk)
         c["chunk_id"] += suffix
-        c["conversation_id"] = f"conv-{n // 2}"
+        c["conversation_id"] = f"conv-{n}"
         for m in c["messages"]:
             m["id"] += suffix
             m["timestamp"] = m["timestamp"].replace("2026-04-10", f"2026-04-1{n}")
@@ -120,10 +121,19 @@ def test_the_log_holds_the_numbers_of_run_json(
             assert metric(fname, "run_json") == value
         assert metric("validity", "run_json") == model.validity_rate
         assert run.stats is not None
+        # The overall has an interval over 6 conversations, and the log carries it; a field
+        # with few reference items has none in run.json (issue 27), and none in the log.
+        overall = run.stats.interval(name, "overall")
+        assert overall is not None
+        assert metric("overall", "ci_low") == overall.low
+        assert metric("overall", "ci_high") == overall.high
+        claims = scores[(name, f"{name}/claims")].metrics
         interval = run.stats.interval(name, "extraction.claims")
-        assert interval is not None
-        assert metric("claims", "ci_low") == interval.low
-        assert metric("claims", "ci_high") == interval.high
+        if interval is None:
+            assert "ci_low" not in claims and "ci_high" not in claims
+        else:
+            assert metric("claims", "ci_low") == interval.low
+            assert metric("claims", "ci_high") == interval.high
     figures = log.results.metadata["chatledger"]["models"]  # type: ignore[index]
     assert figures["cheap"]["fields"] == run.model("cheap").fields
     assert figures["broken"]["overall"] == run.model("broken").overall
@@ -155,7 +165,7 @@ def test_one_sample_per_chunk_and_model_with_the_table_s_values(
         assert layers["judge"] == table[(model, chunk_id, "judge", "composite")]
         assert layers["validity"] == table[(model, chunk_id, "extraction", "validity")]
         n = int(chunk_id.rsplit("-d", 1)[1])
-        assert sample.metadata["conversation_id"] == f"conv-{n // 2}"
+        assert sample.metadata["conversation_id"] == f"conv-{n}"
         assert f"(ex1-m1-d{n})" in str(sample.input)  # the chunk's conversation
         assert '"topics"' in str(sample.target)
     assert len(seen) == len(samples)
@@ -207,7 +217,8 @@ def test_cli_writes_the_log_and_reports_json(
     assert main(["export", "inspect", str(run_dir), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["log"] == str(run_dir / "inspect.eval")
-    assert (report["samples"], report["chunks"], report["models"]) == (8, 4, ["cheap", "broken"])
+    assert (report["samples"], report["chunks"]) == (CHUNKS * 2, CHUNKS)
+    assert sorted(report["models"]) == ["broken", "cheap"]
     assert read_eval_log(report["log"], header_only=True).status == "success"
 
 
