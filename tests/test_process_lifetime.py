@@ -139,8 +139,15 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line_and_leaves_nothing(
     process = start_run(demo_config, tmp_path / "run", executor)
     try:
         if moment == "units running":
+            # Units are running once the first stage output is on disk (a fixed sleep after
+            # the workers started let an idle machine finish the whole run first).
             wait_until(process, MOMENTS["all workers"])
-            time.sleep(1.0)
+            stages = tmp_path / "run" / "stages"
+            deadline = time.monotonic() + 120
+            while not any(stages.glob("*/*.json")) and time.monotonic() < deadline:
+                if process.poll() is not None:
+                    break
+                time.sleep(0.01)
         else:
             wait_until(process, MOMENTS[moment])
         # As a terminal's Ctrl-C does: SIGINT to every process of the foreground group.
