@@ -30,15 +30,21 @@ def print_decision(result: SequentialResult) -> None:
     table.add_column("estimate [sequence]", justify="right", no_wrap=True)
     table.add_column("decision", no_wrap=True)
     table.add_column("after", justify="right")
+    table.add_column("calls", justify="right")
     for r in result.rules:
-        shown = (
-            "—" if r.estimate is None else f"{r.estimate:+.3f}\n[{r.lower:+.3f}, {r.upper:+.3f}]"
-        )
+        if r.estimate is None:
+            shown = "—"
+        elif r.decided_on == "point estimate":
+            shown = f"{r.estimate:.4g}\n(point estimate)"
+        else:
+            shown = f"{r.estimate:+.3f}\n[{r.lower:+.3f}, {r.upper:+.3f}]"
+        share = f" (α {r.alpha:.2g})" if r.alpha is not None and r.expanded_from is not None else ""
         table.add_row(
-            f"{r.rule.figure}\n  {r.rule.kind} {r.rule.value:g}",
+            f"{r.rule.figure}\n  {r.rule.kind} {r.rule.value:g}{share}",
             shown,
             styled(r.decision, _STYLE[r.decision]),
             "—" if r.decided_after is None else str(r.decided_after),
+            "—" if r.spent is None else str(r.spent.calls),
         )
     stdout.print(table)
     stdout.print(
@@ -141,6 +147,8 @@ def _print_plan(out: Path, effect: float, batch: int, output_format: OutputForma
     pilot = SequentialResult.read(out)
     rows: list[dict[str, Any]] = []
     for r in pilot.rules:
+        if r.decided_on == "point estimate":
+            continue  # a cost is read, not sampled: nothing to plan
         if len(r.values) < 2:
             rows.append({"rule": r.rule.name, "median": None, "p90": None, "decided_share": None})
             continue
@@ -151,7 +159,7 @@ def _print_plan(out: Path, effect: float, batch: int, output_format: OutputForma
             population=pilot.conversations_available,
             low=-1.0 if r.measured == "difference" else 0.0,
             batch=batch,
-            alpha=pilot.alpha,
+            alpha=r.alpha if r.alpha is not None else pilot.alpha,
         )
         rows.append(
             {

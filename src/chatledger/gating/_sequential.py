@@ -8,8 +8,13 @@ an anytime-valid confidence sequence (``stats.confidence_sequence``, Waudby-Smit
 for ``max_drop`` (bounded in [−1, 1]), the candidate's own for ``min`` — and the run stops
 when every rule is decided (the sequence wholly on one side of its threshold), when the
 budget is spent, or when the conversations run out. Each decision is wrong with probability at
-most α however early it stopped. ``decision.json`` (:class:`SequentialResult`, written and read
-by that class) and ``decision.html`` (the sequences over conversations) go into OUT.
+most α however early it stopped. ``fields.*`` is one rule per field both models score in the
+first batch, each at α / (number of fields) — a Bonferroni split, so the chance that *any*
+field's decision is wrong stays ≤ α. Cost rules (``cost_per_chunk``, ``latency_per_chunk``)
+are not sampled: they are read on the usage measured so far (a ratio of totals, as the gate
+reads them) and decided on that point estimate when the run stops; they neither hold a run
+open nor end one. ``decision.json`` (:class:`SequentialResult`, written and read by that class)
+and ``decision.html`` (the sequences over conversations) go into OUT.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from chatledger.core import (
 from chatledger.gating._rules import GateRule, GateRules
 from chatledger.stats import Decision, confidence_sequence, decide
 
-SEQUENTIAL_VERSION = 1
+SEQUENTIAL_VERSION: Literal[2] = 2
 RESULT_FILE = "decision.json"
 REPORT_FILE = "decision.html"
 Stop = Literal["decided", "budget", "exhausted", "limit"]
@@ -48,14 +53,33 @@ class SequenceStep(BaseModel):
     upper: float
 
 
+class Spend(BaseModel):
+    """Model calls, tokens and dollars (both models; ``calls``: live and cached)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunks: int = 0
+    calls: int = 0
+    input_tokens: float = 0.0
+    output_tokens: float = 0.0
+    cost_usd: float = 0.0
+
+
 class SequentialRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rule: GateRule
-    measured: Literal["difference", "candidate"]
+    # difference / candidate: a score's sequence; ratio / cost: a cost read on the usage so far
+    measured: Literal["difference", "candidate", "ratio", "cost"]
     threshold: float
     decision: Decision
     decided_after: int | None = None  # conversations run when it was decided
+    # "sequence": anytime-valid; "point estimate": a cost rule, read on the usage measured
+    decided_on: Literal["sequence", "point estimate"] = "sequence"
+    alpha: float | None = None  # this rule's error (α, or α / K for a field of fields.*)
+    expanded_from: str | None = None  # the written rule ("fields.* max_drop 0.05")
+    # What had been spent when it was decided (everything run, when undecided).
+    spent: Spend | None = None
     estimate: float | None = None
     lower: float | None = None
     upper: float | None = None
@@ -69,24 +93,12 @@ class SequentialRule(BaseModel):
     reason: str = ""
 
 
-class Spend(BaseModel):
-    """Model calls, tokens and dollars (both models; ``calls``: live and cached)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    chunks: int = 0
-    calls: int = 0
-    input_tokens: float = 0.0
-    output_tokens: float = 0.0
-    cost_usd: float = 0.0
-
-
 class SequentialResult(BaseModel):
     """``decision.json`` of ``chatledger decide``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[1] = 1
+    version: Literal[1, 2] = SEQUENTIAL_VERSION
     config: str
     rules_source: str
     baseline_model: str
@@ -189,17 +201,22 @@ def run_until_decided(
     level = alpha if alpha is not None else 1.0 - (rules.settings.confidence or 0.95)
     if not 0.0 < level < 0.5:
         raise InputError("alpha must be in (0, 0.5)", field="--alpha")
-    score_rules = [r for r in rules.rules if not r.is_cost]
-    notes = [
-        f"{r.name}: a cost, not a sample: not part of the decision"
-        for r in rules.rules
-        if r.is_cost
-    ]
-    if not score_rules:
-        raise InputError("no score rule to decide (costs are not sampled)", path=rules.source)
-    if any(r.figure.endswith(".*") for r in score_rules):
-        raise InputError("name each field: '.*' rules are not expanded here", path=rules.source)
-    figures = list(dict.fromkeys(r.figure for r in score_rules))
+    written = [r for r in rules.rules if not r.is_cost]
+    if not written:
+        raise InputError(
+            "only cost rules: nothing to sample (costs are read, not decided on a sequence); "
+            "add a score rule, or run the comparison and gate it",
+            path=rules.source,
+        )
+    for rule in written:
+        group, _, member = rule.figure.partition(".")
+        if member == "*" and group != "fields":
+            raise InputError(
+                f"name each of the {group}: only fields.* is expanded here",
+                path=rules.source,
+                field=rule.figure,
+            )
+    notes: list[str] = []
     order, lines, n_chunks = _chunk_batches(loaded.chunks, seed)
     available = len(order)
     limit = min(available, max_conversations) if max_conversations else available
@@ -220,9 +237,11 @@ def run_until_decided(
     quick = StatsOptions(bootstrap_resamples=100, dirichlet_draws=100)
     loaded = loaded.model_copy(update={"config": loaded.config.model_copy(update={"stats": quick})})
     out_dir = prepare_output_dir(out_dir)
-    base_values: dict[str, list[float]] = {f: [] for f in figures}
-    cand_values: dict[str, list[float]] = {f: [] for f in figures}
-    state = {r.name: _Rule(r) for r in score_rules}
+    state: dict[str, _Rule] = {}  # filled after the first batch (fields.* needs its fields)
+    costs = [_CostRule(r) for r in rules.rules if r.is_cost]
+    totals = _Totals()
+    base_values: dict[str, list[float]] = {}
+    cand_values: dict[str, list[float]] = {}
     used = Spend()
     ran = 0
     chunks_run = 0
@@ -250,25 +269,33 @@ def run_until_decided(
             break
         record = run.record
         partial_reference = partial_reference or bool(record and record.reference_is_human)
-        per = conversation_figures(batch_dir / "run", base, cand, figures)
-        for figure in figures:
-            values = per[figure]
+        if not state:
+            state = _expand(written, run, base, cand, level, rules.source)
+            figures = list(dict.fromkeys(s.rule.figure for s in state.values()))
+            base_values = {f: [] for f in figures}
+            cand_values = {f: [] for f in figures}
+        per = conversation_figures(batch_dir / "run", base, cand, list(base_values), missing=True)
+        for figure, values in per.items():
             position = {c: i for i, c in enumerate(values.conversations)}
             for c in members:
                 i = position[c]
                 base_values[figure].append(float(values.baseline[i]))
                 cand_values[figure].append(float(values.candidate[i]))
         ran += len(members)
-        chunks_run += sum(len(lines[c]) for c in members)
-        used = _add(used, run, sum(len(lines[c]) for c in members))
+        batch_chunks = sum(len(lines[c]) for c in members)
+        chunks_run += batch_chunks
+        used = _add(used, run, batch_chunks)
+        totals.add(run, base, cand, batch_chunks)
         for item in state.values():
             item.update(
                 base_values[item.rule.figure],
                 cand_values[item.rule.figure],
                 ran,
-                level,
                 None if partial_reference else available,
+                used,
             )
+        for cost in costs:
+            cost.update(totals, ran)
         if callable(on_batch):
             on_batch(ran, available, [s.decision for s in state.values()])
         if all(s.decision != "undecided" for s in state.values()):
@@ -284,6 +311,19 @@ def run_until_decided(
             "the reference is human gold that covers some fields on some chunks: the sequences "
             "treat conversations as drawn with replacement (the conversations a field is "
             "scored on are not known in advance)"
+        )
+    families = {s.expanded_from: s.alpha for s in state.values() if s.expanded_from}
+    for name, share in families.items():
+        count = sum(s.expanded_from == name for s in state.values())
+        notes.append(
+            f"{name}: {count} fields, each decided at α/{count} = {share:.4g} (Bonferroni): the "
+            f"chance that any of them is decided wrongly is at most {level:g}"
+        )
+    if costs:
+        notes.append(
+            "cost rules are read on the usage measured so far (the candidate's total over the "
+            "baseline's, or per chunk) and decided on that point estimate when the run stops: "
+            "not anytime-valid, and they do not keep the run going"
         )
     scale = n_chunks / max(chunks_run, 1)
     full = Spend(
@@ -306,7 +346,10 @@ def run_until_decided(
         chunks_available=n_chunks,
         order=order[:ran],
         stopped=stopped,
-        rules=[s.result(available, batch_size) for s in state.values()],
+        rules=[
+            *(s.result(available, batch_size, used) for s in state.values()),
+            *(c.result(ran, used) for c in costs),
+        ],
         used=used,
         full_run=full,
         notes=notes,
@@ -314,6 +357,37 @@ def run_until_decided(
     result.write(out_dir)
     atomic_write_text(out_dir / REPORT_FILE, sequence_report(result))
     return result
+
+
+def _expand(
+    written: list[GateRule], run: object, base: str, cand: str, alpha: float, source: str
+) -> dict[str, _Rule]:
+    """The score rules to follow: each written rule, ``fields.*`` as one rule per field both
+    models score in the first batch (the baseline's order), each at α / (their number)."""
+    from chatledger.runs import RunResult
+
+    assert isinstance(run, RunResult)
+    record = run.record
+    out: dict[str, _Rule] = {}
+    for rule in written:
+        if rule.figure != "fields.*":
+            out.setdefault(rule.name, _Rule(rule, alpha))
+            continue
+        names: list[str] = []
+        if record is not None:
+            fields_of = {m.name: m.fields for m in record.models}
+            names = [f for f in fields_of.get(base, {}) if f in fields_of.get(cand, {})]
+        if not names:
+            raise InputError(
+                "fields.*: the two models share no scored field in the first batch",
+                path=source,
+                field=rule.figure,
+            )
+        share = alpha / len(names)
+        for name in names:
+            one = rule.model_copy(update={"figure": f"fields.{name}"})
+            out.setdefault(one.name, _Rule(one, share, expanded_from=rule.name))
+    return out
 
 
 def _add(spend: Spend, run: object, chunks: int) -> Spend:
@@ -341,31 +415,126 @@ def _add(spend: Spend, run: object, chunks: int) -> Spend:
     )
 
 
-class _Rule:
-    """One rule's sequence as batches come in."""
+class _Totals:
+    """Both models' dollars and seconds over the batches run, the chunks they cover, and the
+    lines each model really called (latency per chunk is over those, as the run's is)."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.dollars = {"base": 0.0, "cand": 0.0}
+        self.seconds = {"base": 0.0, "cand": 0.0}
+        self.live = {"base": 0.0, "cand": 0.0}
+
+    def add(self, run: object, base: str, cand: str, chunks: int) -> None:
+        from chatledger.runs import RunResult
+
+        assert isinstance(run, RunResult)
+        by_name = {m.name: m.usage for m in run.models}
+        for name, side in ((base, "base"), (cand, "cand")):
+            usage = by_name.get(name)
+            if usage is not None:
+                self.dollars[side] += usage.cost_usd
+                self.seconds[side] += usage.latency_s
+                self.live[side] += max(chunks - usage.cached_chunks, 0.0)
+        self.chunks += chunks
+
+    def per_chunk(self, figure: str, side: str) -> float:
+        """Dollars per chunk run, or seconds per chunk really called (0 when none was)."""
+        if figure == "cost_per_chunk":
+            return self.dollars[side] / self.chunks if self.chunks else 0.0
+        return self.seconds[side] / self.live[side] if self.live[side] else 0.0
+
+
+class _CostRule:
+    """A cost rule, read on the usage measured so far and decided when the run stops."""
 
     def __init__(self, rule: GateRule) -> None:
         self.rule = rule
+        self.steps: list[SequenceStep] = []
+        self.base = self.cand = 0.0
+        self.chunks = 0
+
+    def update(self, totals: _Totals, ran: int) -> None:
+        self.base = totals.per_chunk(self.rule.figure, "base")
+        self.cand = totals.per_chunk(self.rule.figure, "cand")
+        self.chunks = totals.chunks
+        value = self.value()
+        if value is not None:
+            self.steps.append(
+                SequenceStep(conversations=ran, estimate=value, lower=value, upper=value)
+            )
+
+    def value(self) -> float | None:
+        """The candidate's figure per chunk over the baseline's (max_ratio), or its own (max);
+        None when a ratio to a baseline of 0 is asked."""
+        if self.rule.kind == "max_ratio":
+            return None if self.base <= 0 else self.cand / self.base
+        return self.cand
+
+    def result(self, ran: int, spent: Spend) -> SequentialRule:
+        unit = "$" if self.rule.figure == "cost_per_chunk" else "s"
+        value = self.value() if self.chunks else None
+        decision: Decision = "undecided"
+        if self.chunks == 0:
+            reason = "nothing was run"
+        elif value is None:
+            what = "cost" if self.rule.figure == "cost_per_chunk" else "latency"
+            reason = (
+                f"the baseline's {what} over the {self.chunks} chunks run is 0: a ratio to it "
+                "is undefined (use max)"
+            )
+        else:
+            decision = "pass" if not value > self.rule.value else "fail"
+            word = "within" if decision == "pass" else "above"
+            per = f"{self.cand:.6g} vs {self.base:.6g} {unit}"
+            shown = f"ratio {value:.3f}" if self.rule.kind == "max_ratio" else f"{value:.6g} {unit}"
+            reason = (
+                f"{per} per chunk over {self.chunks} chunks ({ran} conversations): {shown}, "
+                f"{word} the maximum {self.rule.value:g} (point estimate)"
+            )
+        return SequentialRule(
+            rule=self.rule,
+            measured="ratio" if self.rule.kind == "max_ratio" else "cost",
+            threshold=self.rule.value,
+            decision=decision,
+            decided_after=ran if decision != "undecided" else None,
+            decided_on="point estimate",
+            estimate=value,
+            lower=value,
+            upper=value,
+            observed=ran,
+            steps=self.steps,
+            spent=spent,
+            reason=reason,
+        )
+
+
+class _Rule:
+    """One score rule's sequence as batches come in."""
+
+    def __init__(self, rule: GateRule, alpha: float, expanded_from: str | None = None) -> None:
+        self.rule = rule
+        self.alpha = alpha
+        self.expanded_from = expanded_from
         self.measured: Literal["difference", "candidate"] = (
             "difference" if rule.kind == "max_drop" else "candidate"
         )
         self.threshold = -rule.value if rule.kind == "max_drop" else rule.value
         self.decision: Decision = "undecided"
         self.decided_after: int | None = None
+        self.spent: Spend | None = None
         self.steps: list[SequenceStep] = []
         self.observed = 0
         self.values: list[float] = []
         self.population: int | None = None
-        self.alpha = 0.05
-        self.batch = 5
 
     def update(
         self,
         base: list[float],
         cand: list[float],
         ran: int,
-        alpha: float,
         population: int | None,
+        spent: Spend,
     ) -> None:
         b, c = np.asarray(base), np.asarray(cand)
         values = c - b if self.measured == "difference" else c
@@ -374,10 +543,9 @@ class _Rule:
             return
         self.observed = int(values.size)
         self.values = [float(v) for v in values]
-        self.alpha = alpha
         low = -1.0 if self.measured == "difference" else 0.0
         seq = confidence_sequence(
-            np.clip(values, low, 1.0), low=low, high=1.0, alpha=alpha, population=population
+            np.clip(values, low, 1.0), low=low, high=1.0, alpha=self.alpha, population=population
         )
         estimate, lower, upper = seq.at(values.size)
         self.steps.append(
@@ -387,6 +555,7 @@ class _Rule:
             self.decision = decide(lower, upper, self.threshold)
             if self.decision != "undecided":
                 self.decided_after = ran
+                self.spent = spent
 
     def plan(self, available: int, batch: int) -> int | None:
         """Expected conversations to decide over all ``available``, were the mean real."""
@@ -406,7 +575,7 @@ class _Rule:
         )
         return plan.median
 
-    def result(self, available: int = 0, batch: int = 5) -> SequentialRule:
+    def result(self, available: int, batch: int, spent: Spend) -> SequentialRule:
         last = self.steps[-1] if self.steps else None
         what = "candidate − baseline" if self.measured == "difference" else "the candidate"
         if last is None:
@@ -428,6 +597,9 @@ class _Rule:
             threshold=self.threshold,
             decision=self.decision,
             decided_after=self.decided_after,
+            alpha=self.alpha,
+            expanded_from=self.expanded_from,
+            spent=self.spent or spent,
             estimate=last.estimate if last else None,
             lower=last.lower if last else None,
             upper=last.upper if last else None,
@@ -459,13 +631,16 @@ def sequence_report(result: SequentialResult) -> str:
         f"{result.full_run.calls} calls, "
         f"{result.full_run.input_tokens + result.full_run.output_tokens:,.0f} tokens, "
         f"${result.full_run.cost_usd:.4f}.</p>",
-        "<table><tr><th>rule</th><th>decision</th><th>after</th><th>why</th></tr>",
+        "<table><tr><th>rule</th><th>decision</th><th>after</th><th>model calls</th>"
+        "<th>α</th><th>why</th></tr>",
     ]
     for r in result.rules:
         after = "—" if r.decided_after is None else str(r.decided_after)
         parts.append(
             f"<tr><td>{html.escape(r.rule.name)}</td><td class='{r.decision}'>{r.decision}</td>"
-            f"<td>{after}</td><td>{html.escape(r.reason)}</td></tr>"
+            f"<td>{after}</td><td>{r.spent.calls if r.spent else '—'}</td>"
+            f"<td>{'—' if r.alpha is None else f'{r.alpha:.4g}'}</td>"
+            f"<td>{html.escape(r.reason)}</td></tr>"
         )
     parts.append("</table>")
     for r in result.rules:
@@ -481,6 +656,8 @@ def _svg(rule: SequentialRule, available: int) -> str:
     width, height, pad = 640, 220, 36
     low = -1.0 if rule.measured == "difference" else 0.0
     steps = rule.steps
+    if rule.decided_on == "point estimate":
+        return f"<p>a cost, read on the usage measured: {html.escape(rule.reason)}</p>"
     if not steps:
         return "<p>no values</p>"
 

@@ -40,9 +40,16 @@ class ConversationFigures:
 
 
 def conversation_figures(
-    run_dir: Path, baseline_model: str, candidate_model: str, figures: Sequence[str]
+    run_dir: Path,
+    baseline_model: str,
+    candidate_model: str,
+    figures: Sequence[str],
+    *,
+    missing: bool = False,
 ) -> dict[str, ConversationFigures]:
-    """Each figure of ``baseline_model`` and ``candidate_model`` per conversation of the run."""
+    """Each figure of ``baseline_model`` and ``candidate_model`` per conversation of the run;
+    with ``missing``, a field the run did not score is NaN on every conversation (a batch whose
+    human gold covers none of its chunks for it) instead of an error."""
     record = read_conversation_run(run_dir, "run")
     names = [m.name for m in record.models]
     for name in (baseline_model, candidate_model):
@@ -52,7 +59,16 @@ def conversation_figures(
             )
     base = load_run_side(run_dir, record, record.model(baseline_model))
     cand = load_run_side(run_dir, record, record.model(candidate_model))
+    absent = [
+        f
+        for f in figures
+        if missing
+        and f.startswith("fields.")
+        and not (resamplable(base, f) or resamplable(cand, f))
+    ]
     for figure in figures:
+        if figure in absent:
+            continue
         if not (resamplable(base, figure) and resamplable(cand, figure)):
             raise InputError(
                 f"{figure}: the run has no per-conversation statistics for it (a layer it did "
@@ -63,7 +79,12 @@ def conversation_figures(
     matrix = sides.conversation_matrix
     conversations = list(dict.fromkeys(record.chunk_conversations))
     out: dict[str, ConversationFigures] = {}
+    for figure in absent:
+        nothing = np.full(len(conversations), np.nan)
+        out[figure] = ConversationFigures(figure, conversations, nothing, nothing.copy())
     for figure in figures:
+        if figure in absent:
+            continue
         values = []
         for side in (0, 1):
             statistic, _ = _statistic(sides, side, figure)

@@ -172,15 +172,21 @@ class ModelFacts:
     covered: tuple[str, ...] | None = None
 
 
-def usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
-    """Tokens, dollars and latency of the scored extractions (sample 0), invalid ones included.
+def usage_totals(
+    source: ExtractionFile, n_chunks: int, known: set[str] | None = None
+) -> dict[str, float]:
+    """Tokens, dollars and latency of the scored extractions (sample 0), invalid ones included;
+    with ``known``, only the lines of those chunks (a file holding more chunks than the run —
+    ``chatledger decide``'s batches — is not charged for the others).
 
     A line replayed from the call cache (``usage.cached``) took no model time: latency per chunk
     is the mean over the lines that were really called, and they are counted apart.
     """
     totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "latency_s": 0.0}
     live = cached = 0
-    for record in source.records.values():
+    for chunk_id, record in source.records.items():
+        if known is not None and chunk_id not in known:
+            continue
         totals["input_tokens"] += record.usage.input_tokens
         totals["output_tokens"] += record.usage.output_tokens
         totals["cost_usd"] += record.usage.cost_usd
@@ -192,7 +198,12 @@ def usage_totals(source: ExtractionFile, n_chunks: int) -> dict[str, float]:
     totals["cost_per_chunk_usd"] = totals["cost_usd"] / n_chunks if n_chunks else 0.0
     totals["latency_per_chunk_s"] = totals["latency_s"] / live if live else 0.0
     totals["cached_chunks"] = float(cached)
-    extra = [r for sample in source.samples.values() for r in sample.values()]
+    extra = [
+        r
+        for sample in source.samples.values()
+        for chunk_id, r in sample.items()
+        if known is None or chunk_id in known
+    ]
     if extra:
         totals["repeat_samples_cost_usd"] = sum(r.usage.cost_usd for r in extra)
         totals["repeat_samples_tokens"] = float(
@@ -258,7 +269,7 @@ def describe_model(unit: ModelUnit) -> ModelFacts:
         ),
         invalid_count=source.invalid_count,
         missing=sum(1 for c in chunks if c.chunk_id not in source.records),
-        usage=usage_totals(source, len(chunks)),
+        usage=usage_totals(source, len(chunks), known),
         sample_count=source.sample_count,
         usable_reference=usable,
         covered=reference_coverage(reference.records, chunks) if unit.is_reference else None,
