@@ -246,7 +246,7 @@ def test_only_costs_or_other_wildcards_are_refused(tmp_path: Path) -> None:
         run_until_decided(
             config, load_gate_rules(head + "{cost_per_chunk: {max: 1}}}"), tmp_path / "d"
         )
-    with pytest.raises(InputError, match="only fields.\\* is expanded"):
+    with pytest.raises(InputError, match=r"only fields\.\* is expanded"):
         run_until_decided(
             config, load_gate_rules(head + "{layers.*: {max_drop: 0.1}}}"), tmp_path / "d"
         )
