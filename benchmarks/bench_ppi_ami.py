@@ -3,11 +3,16 @@
 The 32 meetings of /work/shared/data/ami-pool are imported, extracted by ``offline:rules`` and
 run against their human gold with the grounding judge (extraction and judge layers). Per
 meeting: ``y`` = offline:rules' extraction agreement with the human gold, ``f`` = the judge's
-score (the figure that needs no human). Each of 1,000 seeded hidings keeps the gold of 6
-meetings (hides it on 80 %), and the PPI interval from those 6 and the judge on all 32 is set
-beside the human-only interval on the same 6; both should cover the full-gold figure (the mean
-of ``y`` over all 32 meetings). Prints coverage, median widths, the share of hidings where PPI
-is narrower, and writes benchmarks/results/bench_ppi_ami.json.
+score (the only figure on these meetings that needs no human: ChatLedger's one offline
+extractor is offline:rules itself, the simulated ones are made from the gold, and a local
+model takes ~80 s a chunk here, ~8 hours for the pool's 354 chunks).
+
+``runs._coverage.run_ppi_coverage`` (``chatledger coverage RUN --ppi-keep 6``) then draws
+1,000 seeded hidings that keep the gold of 6 meetings (hide it on 80 %) and checks the Student
+PPI interval and the human-only one on the same 6 against the full-gold figure (the mean of
+``y`` over all 32). Then, to say what correlation PPI would need here: predictors with an exact
+correlation ρ with the real ``y`` (five per ρ, each over 1,000 hidings). Writes
+benchmarks/results/bench_ppi_ami.json (docs/sequential.md's table is generated from it).
 
 Run: python benchmarks/bench_ppi_ami.py [--pool PATH] [--hidings 1000] [--keep 6]
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import tempfile
 import time
@@ -26,10 +32,21 @@ import numpy as np
 from chatledger.corpus import import_corpus
 from chatledger.extractors import get_extractor
 from chatledger.runs import execute_run, load_run_config
+from chatledger.runs._coverage import ppi_coverage, run_ppi_coverage
 from chatledger.runs._sequential import conversation_figures
-from chatledger.stats import ppi_mean
 
 DEFAULT_POOL = Path(os.environ.get("CHATLEDGER_DATA", "/work/shared/data")) / "ami-pool"
+RHOS = (0.12, 0.3, 0.5, 0.7, 0.9)
+
+
+def _predictor(y: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:
+    """A predictor whose correlation with ``y`` is exactly ``rho`` (offset, own scale)."""
+    z = (y - y.mean()) / y.std()
+    e = rng.standard_normal(y.size)
+    e -= e.mean()
+    e -= (e @ z) / (z @ z) * z
+    e /= e.std()
+    return 0.3 + 0.05 * (rho * z + math.sqrt(1.0 - rho**2) * e)
 
 
 def main() -> None:
@@ -53,59 +70,50 @@ def main() -> None:
         }
         (work / "run.yaml").write_text(json.dumps(config), encoding="utf-8")
         execute_run(load_run_config(work / "run.yaml"), work / "run")
+        real = run_ppi_coverage(
+            work / "run", model="offline:rules", keep=args.keep, hidings=args.hidings, seed=33
+        )
         per = conversation_figures(
-            work / "run", "offline:rules", "offline:rules", ["layers.extraction", "layers.judge"]
+            work / "run", "offline:rules", "offline:rules", ["layers.extraction"]
         )
     y = per["layers.extraction"].candidate
-    f = per["layers.judge"].candidate
-    n = y.size
-    truth = float(y.mean())
-    rng = np.random.default_rng(33)
-    rows: dict[str, list[float]] = {k: [] for k in ("ppi", "human", "ppi_n", "human_n")}
-    widths: dict[str, list[float]] = {k: [] for k in ("ppi", "human", "ppi_n", "human_n")}
-    narrower, worth = 0, []
-    for _ in range(args.hidings):
-        kept = np.zeros(n, dtype=bool)
-        kept[rng.choice(n, args.keep, replace=False)] = True
-        for student, suffix in ((True, ""), (False, "_n")):
-            e = ppi_mean(y[kept], f[kept], f[~kept], student=student)
-            rows["ppi" + suffix].append(float(e.low <= truth <= e.high))
-            rows["human" + suffix].append(float(e.human_low <= truth <= e.human_high))
-            widths["ppi" + suffix].append(e.width)
-            widths["human" + suffix].append(e.human_width)
-            if student:
-                narrower += e.width < e.human_width
-                worth.append(e.labels_worth)
-    result = {
-        "meetings": n,
-        "kept": args.keep,
-        "hidings": args.hidings,
-        "full_gold_figure": truth,
-        "correlation_y_f": float(np.corrcoef(y, f)[0, 1]),
-        "coverage": {k: float(np.mean(v)) for k, v in rows.items()},
-        "median_width": {k: float(np.median(v)) for k, v in widths.items()},
-        "ppi_narrower_share": narrower / args.hidings,
-        "median_labels_worth": float(np.median(worth)),
-        "seconds": time.perf_counter() - started,
-    }
-    print(f"{n} meetings, gold kept on {args.keep}, {args.hidings} hidings")
-    corr = result["correlation_y_f"]
-    print(f"full-gold figure (mean per meeting): {truth:.4f}; corr(y, judge) {corr:.2f}")
-    for k in ("ppi", "human", "ppi_n", "human_n"):
-        label = {
-            "ppi": "PPI (t)",
-            "human": "humans only (t)",
-            "ppi_n": "PPI (normal)",
-            "human_n": "humans only (normal)",
-        }[k]
-        print(
-            f"{label:>22}: coverage {result['coverage'][k]:.3f}, median width "
-            f"{result['median_width'][k]:.4f}"
+    result = real.to_dict()
+    result["run_dir"] = "(temporary)"
+    rng = np.random.default_rng(7)
+    needed = []
+    for rho in RHOS:
+        rows = [
+            ppi_coverage(
+                y, _predictor(y, rho, rng), keep=args.keep, hidings=args.hidings, seed=rep
+            ).to_dict()
+            for rep in range(5)
+        ]
+        needed.append(
+            {
+                "correlation": rho,
+                "ppi_coverage": float(np.mean([r["ppi"]["coverage"] for r in rows])),
+                "median_width_ratio": float(np.median([r["median_width_ratio"] for r in rows])),
+                "narrower_share": float(np.mean([r["narrower_share"] for r in rows])),
+            }
         )
+    result["needed"] = needed
+    result["seconds"] = time.perf_counter() - started
+    ppi, human = result["ppi"], result["human"]
     print(
-        f"PPI narrower in {result['ppi_narrower_share']:.1%} of hidings; median worth "
-        f"{result['median_labels_worth']:.2f} labels for {args.keep}"
+        f"{result['conversations']} meetings, gold kept on {args.keep}, {args.hidings} hidings; "
+        f"full-gold figure {result['full_gold_figure']:.4f}; corr(y, judge) "
+        f"{result['correlation']:.2f}"
     )
+    print(
+        f"PPI covers {ppi['coverage']:.3f}, humans only {human['coverage']:.3f}; width ratio "
+        f"median {result['median_width_ratio']:.3f}, max {result['max_width_ratio']:.3f}; "
+        f"narrower in {result['narrower_share']:.1%}"
+    )
+    for row in needed:
+        print(
+            f"  corr {row['correlation']:.2f}: covers {row['ppi_coverage']:.3f}, median ratio "
+            f"{row['median_width_ratio']:.3f}, narrower in {row['narrower_share']:.1%}"
+        )
     out = Path(__file__).parent / "results" / "bench_ppi_ami.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

@@ -119,3 +119,28 @@ def test_plan_from_the_pilot_s_per_conversation_spread(population: Path) -> None
     worst = max(overall.values(), key=lambda r: r["needed"])
     assert sentence is not None
     assert f"≈ {worst['needed']:,} conversations" in sentence and "you have 47" in sentence
+
+
+def test_ppi_hidings_from_the_command(population: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``coverage --ppi-keep``: per dialogue the challenger's extraction agreement with the human
+    gold and its judge layer, hidings of all but 10 dialogues' gold; the same numbers as
+    ``ppi_coverage`` on those per-dialogue figures, and never wider than humans alone."""
+    from chatledger.cli._app import main
+    from chatledger.runs._coverage import ppi_coverage
+    from chatledger.runs._paired import read_conversation_run
+    from chatledger.runs._sequential import conversation_figures
+
+    name = read_conversation_run(population, "population").models[0].name
+    args = ["coverage", str(population), "--ppi-keep", "10", "--subsets", "40", "--seed", "3"]
+    assert main([*args, "--model", name, "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    per = conversation_figures(population, name, name, ["layers.extraction", "layers.judge"])
+    y, f = per["layers.extraction"].candidate, per["layers.judge"].candidate
+    same = ppi_coverage(y, f, keep=10, hidings=40, seed=3).to_dict()
+    assert shown["conversations"] == 47 and shown["predictor"] == "layers.judge"
+    for key in ("full_gold_figure", "correlation", "median_width_ratio", "narrower_share"):
+        assert shown[key] == pytest.approx(same[key])
+    assert shown["ppi"]["covered"] == same["ppi"]["covered"]
+    assert shown["wider_share"] == 0.0 and shown["ppi"]["with_interval"] == 40
+    assert main(args) == 2  # one model, named
+    assert "--model" in capsys.readouterr().err

@@ -70,3 +70,63 @@ def test_labels_needed_for_a_width() -> None:
     assert ppi is not None and ppi < human
     # a width the model's own part cannot reach: no number of labels
     assert ppi_labels_needed(0.001, y, f, others)[0] is None
+
+
+def test_student_lambda_minimises_the_interval_it_reports() -> None:
+    """With ``student`` λ minimises λ² s²(f_others)/N + s²(y − λ f)/n (sample variances). By
+    hand on the six/ten example: Σ(y − ȳ)(f − f̄) = 0.82/3 (both means 2.9/6), so s(y, f) =
+    41/750; Σ(f − f̄)² = 0.85/3, s²(f) = 17/300; the others' Σ of squared deviations from
+    0.495 is 0.39725, s² = 0.39725/9. λ = (41/750/6) / (0.39725/9/10 + 17/300/6) ≈ 0.6574."""
+    lam = (41 / 750 / 6) / (0.39725 / 9 / 10 + 17 / 300 / 6)
+    assert lam == pytest.approx(0.65745, abs=1e-5)
+    assert ppi_lambda(Y, F, F_OTHERS, student=True) == pytest.approx(lam, abs=1e-12)
+    est = ppi_mean(Y, F, F_OTHERS, student=True)
+    assert est.lam == pytest.approx(lam, abs=1e-12)
+    y, f, others = np.array(Y), np.array(F), np.array(F_OTHERS)
+    assert est.estimate == pytest.approx(lam * others.mean() + float(np.mean(y - lam * f)))
+
+    def se(weight: float) -> float:
+        return math.sqrt(
+            weight**2 * float(np.var(others, ddof=1)) / 10
+            + float(np.var(y - weight * f, ddof=1)) / 6
+        )
+
+    # no λ on a fine grid of [0, 1] gives a narrower interval; λ = 0 is the human-only one
+    assert se(lam) <= min(se(w) for w in np.linspace(0.0, 1.0, 1001)) + 1e-15
+    assert est.width == pytest.approx(2 * 2.5705818366147395 * se(lam))
+    assert est.human_width == pytest.approx(2 * 2.5705818366147395 * se(0.0))
+    assert est.width < est.human_width
+
+
+def test_student_ppi_is_never_wider_than_humans_alone() -> None:
+    """Predictors from useless (independent of y) to good: over 2,000 draws of 6 annotated of 32,
+    the Student PPI interval is never wider than the human-only one with the same quantile."""
+    rng = np.random.default_rng(5)
+    for _ in range(2000):
+        y = rng.normal(0.2, 0.035, 32)
+        f = rng.uniform(0, 1) * y + rng.normal(0.3, 0.05, 32)
+        mask = np.zeros(32, dtype=bool)
+        mask[rng.choice(32, 6, replace=False)] = True
+        est = ppi_mean(y[mask], f[mask], f[~mask], student=True)
+        assert est.width <= est.human_width * (1 + 1e-12)
+
+
+def test_ppi_coverage_over_hidings() -> None:
+    """runs._coverage.ppi_coverage: a predictor that knows nothing (constant) gets λ = 0, so
+    every PPI interval is the human-only one. A perfect one (f = y): se²(λ) = λ² s²_U/15 +
+    (1 − λ)² s²_L/5 is least at λ = (s²_L/5) / (s²_U/15 + s²_L/5), 3/4 when the two spreads are
+    equal, and the width ratio is then √(5/20) = 1/2: always narrower."""
+    from chatledger.core import InputError
+    from chatledger.runs._coverage import ppi_coverage
+
+    y = np.random.default_rng(2).uniform(0.1, 0.4, 20)
+    flat = ppi_coverage(y, np.full(20, 0.5), keep=5, hidings=50, seed=1).to_dict()
+    assert flat["correlation"] == 0.0 and flat["median_lambda"] == 0.0
+    assert flat["ppi"]["covered"] == flat["human"]["covered"]
+    assert flat["median_width_ratio"] == 1.0 and flat["narrower_share"] == 0.0
+    assert flat["ppi"]["with_interval"] == 50 and flat["full_gold_figure"] == y.mean()
+    exact = ppi_coverage(y, y.copy(), keep=5, hidings=50, seed=1).to_dict()
+    assert 0.6 < exact["median_lambda"] < 0.9
+    assert exact["narrower_share"] == 1.0 and 0.35 < exact["median_width_ratio"] < 0.65
+    with pytest.raises(InputError, match="keep"):
+        ppi_coverage(y, y, keep=20)

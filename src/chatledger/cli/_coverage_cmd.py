@@ -23,6 +23,18 @@ def coverage_command(
     model: Annotated[
         list[str] | None, typer.Option(help="only this challenger (repeatable)")
     ] = None,
+    ppi_keep: Annotated[
+        int | None,
+        typer.Option(
+            "--ppi-keep",
+            help="instead: hide the human gold of all but this many conversations per draw and "
+            "check the prediction-powered interval (and the human-only one on those kept) "
+            "against the full-gold figure; --subsets draws, one --model",
+        ),
+    ] = None,
+    ppi_predictor: Annotated[
+        str, typer.Option("--ppi-predictor", help="the human-free layer PPI leans on")
+    ] = "judge",
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Do the intervals hold? Their empirical coverage on subsets of whole conversations of a
@@ -39,6 +51,13 @@ def coverage_command(
 
     if unit not in ("conversation", "chunk"):
         raise InputError(f"unit must be conversation or chunk, not {unit!r}", field="unit")
+    if ppi_keep is not None:
+        if not model or len(model) != 1:
+            raise InputError("--ppi-keep checks one model: name it with --model", field="model")
+        _print_ppi_coverage(
+            run_dir, model[0], ppi_keep, ppi_predictor, subsets, seed, output_format
+        )
+        return
     result = run_coverage(
         run_dir,
         subsets=subsets,
@@ -89,6 +108,41 @@ def coverage_command(
     stdout.print(
         f"nominal {result.nominal:.0%}; a coverage whose Wilson interval lies below it (red) "
         "means those intervals are too narrow on this data"
+    )
+
+
+def _print_ppi_coverage(
+    run_dir: Path,
+    model: str,
+    keep: int,
+    predictor: str,
+    hidings: int,
+    seed: int,
+    output_format: OutputFormat,
+) -> None:
+    from chatledger.runs._coverage import run_ppi_coverage
+
+    result = run_ppi_coverage(
+        run_dir, model=model, keep=keep, predictor=predictor, hidings=hidings, seed=seed
+    )
+    data = result.to_dict()
+    if output_format is OutputFormat.json:
+        emit_json(data)
+        return
+    stdout.print(
+        f"{model}: human gold kept on {keep} of {result.n_conversations} conversations, "
+        f"{hidings} hidings; full-gold figure {result.truth:.4f}; {predictor} correlates "
+        f"{result.correlation:.2f} with the human figure"
+    )
+    for key, label in (("ppi", "PPI (Student t)"), ("human", "humans only (Student t)")):
+        row = data[key]
+        stdout.print(
+            f"  {label}: covers {row['coverage']:.3f} [Wilson {row['coverage_low']:.3f}, "
+            f"{row['coverage_high']:.3f}], median width {data['median_width'][key]:.4f}"
+        )
+    stdout.print(
+        f"  PPI width / humans-only width: median {data['median_width_ratio']:.3f}, at most "
+        f"{data['max_width_ratio']:.3f}; narrower in {data['narrower_share']:.1%} of hidings"
     )
 
 

@@ -270,3 +270,147 @@ def _subset_series(
 def _sums(matrix: FloatArray, names: Sequence[str]) -> Mapping[str, FloatArray]:
     totals = matrix.sum(axis=0)
     return {name: np.array([totals[i]]) for i, name in enumerate(names)}
+
+
+@dataclass
+class PPICoverage:
+    """Hidings of human gold on a run scored against it: how often the prediction-powered
+    interval and the human-only one on the meetings kept contain the full-gold figure."""
+
+    run_dir: str
+    model: str
+    predictor: str  # the human-free figure on every conversation (layers.judge)
+    nominal: float
+    n_conversations: int
+    kept: int
+    hidings: int
+    seed: int
+    truth: float  # the full-gold figure: the mean over conversations of the human figure
+    correlation: float  # across conversations, of the human figure and the predictor
+    ppi: FigureCoverage
+    human: FigureCoverage
+    ratios: list[float] = field(default_factory=list)  # PPI width / human-only width
+    lambdas: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        ratios = np.array(self.ratios)
+        return {
+            "run_dir": self.run_dir,
+            "model": self.model,
+            "predictor": self.predictor,
+            "nominal": self.nominal,
+            "conversations": self.n_conversations,
+            "kept": self.kept,
+            "hidings": self.hidings,
+            "seed": self.seed,
+            "full_gold_figure": self.truth,
+            "correlation": self.correlation,
+            "ppi": self.ppi.to_dict(self.nominal),
+            "human": self.human.to_dict(self.nominal),
+            "median_width": {
+                "ppi": float(np.median(self.ppi.widths)),
+                "human": float(np.median(self.human.widths)),
+            },
+            "median_width_ratio": float(np.median(ratios)),
+            "max_width_ratio": float(ratios.max()),
+            "narrower_share": float(np.mean(ratios < 1.0 - 1e-12)),
+            "wider_share": float(np.mean(ratios > 1.0 + 1e-12)),
+            "median_lambda": float(np.median(self.lambdas)),
+        }
+
+
+def ppi_coverage(
+    y: FloatArray,
+    f: FloatArray,
+    *,
+    keep: int,
+    hidings: int = 200,
+    seed: int = 0,
+    confidence: float = 0.95,
+    model: str = "",
+    predictor: str = "",
+    run_dir: str = "",
+) -> PPICoverage:
+    """``hidings`` seeded draws of ``keep`` conversations whose human figure ``y`` is kept (the
+    rest hidden), drawn as :func:`run_coverage` draws its subsets; on each, the Student PPI
+    interval (``y`` on those kept, the predictor ``f`` on every conversation) and the human-only
+    interval on the same kept ones, each checked against the mean of ``y`` over all."""
+    from chatledger.stats import ppi_mean
+
+    y = np.asarray(y, dtype=np.float64)
+    f = np.asarray(f, dtype=np.float64)
+    n = y.size
+    if f.size != n or not np.all(np.isfinite(y)) or not np.all(np.isfinite(f)):
+        raise InputError("one finite human figure and one predictor value per conversation")
+    if not 2 <= keep < n:
+        raise InputError(f"keep 2 ≤ k < {n} conversations' gold", field="keep")
+    truth = float(y.mean())
+    result = PPICoverage(
+        run_dir=run_dir,
+        model=model,
+        predictor=predictor,
+        nominal=confidence,
+        n_conversations=n,
+        kept=keep,
+        hidings=hidings,
+        seed=seed,
+        truth=truth,
+        correlation=float(np.corrcoef(y, f)[0, 1]) if np.std(f) > 0 else 0.0,
+        ppi=FigureCoverage(model, "ppi", truth),
+        human=FigureCoverage(model, "humans only", truth),
+    )
+    rng = np.random.default_rng(seed)
+    for _ in range(hidings):
+        kept = np.zeros(n, dtype=bool)
+        kept[np.sort(rng.choice(n, size=keep, replace=False))] = True
+        est = ppi_mean(y[kept], f[kept], f[~kept], alpha=1.0 - confidence, student=True)
+        for tally, (low, high) in (
+            (result.ppi, (est.low, est.high)),
+            (result.human, (est.human_low, est.human_high)),
+        ):
+            tally.with_interval += 1
+            tally.widths.append(high - low)
+            tally.covered += low - 1e-12 <= truth <= high + 1e-12
+        result.ratios.append(est.width / est.human_width if est.human_width > 0 else 1.0)
+        result.lambdas.append(est.lam)
+    return result
+
+
+def run_ppi_coverage(
+    run_dir: Path,
+    *,
+    model: str,
+    keep: int,
+    predictor: str = "judge",
+    hidings: int = 200,
+    seed: int = 0,
+) -> PPICoverage:
+    """:func:`ppi_coverage` on a finished run scored against human gold: per conversation the
+    model's extraction agreement with the humans, and its ``predictor`` layer (a judge: no
+    human needed) as the model-referenced figure."""
+    from chatledger.runs._sequential import conversation_figures
+
+    record = read_conversation_run(run_dir, "population")
+    if not record.reference_is_human:
+        raise InputError(
+            "the run's reference is not human gold: hide gold only from a run scored against it",
+            path=run_dir,
+        )
+    figure = f"layers.{predictor}"
+    if predictor == "extraction":
+        raise InputError("the predictor must be a layer other than extraction", field="predictor")
+    per = conversation_figures(run_dir, model, model, ["layers.extraction", figure])
+    y, f = per["layers.extraction"].candidate, per[figure].candidate
+    known = np.isfinite(y) & np.isfinite(f)
+    confidence = record.stats.confidence if record.stats is not None else 0.95
+    return ppi_coverage(
+        y[known],
+        f[known],
+        keep=keep,
+        hidings=hidings,
+        seed=seed,
+        confidence=confidence,
+        model=model,
+        predictor=figure,
+        run_dir=str(run_dir),
+    )
