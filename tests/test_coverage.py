@@ -52,47 +52,35 @@ def test_wilson_interval_by_hand() -> None:
 
 
 def coverage_markdown(data: dict[str, Any]) -> str:
-    """docs/statistics.md's table of one coverage file: the overall and each layer per
-    challenger, then its fields (those with an interval in most subsets) in one line."""
+    """docs/statistics.md's table of one coverage file: per challenger the overall, each layer
+    and each field (a field as "· name"), with how many subsets gave no interval and why."""
     rows = [
         f"{data['subsets']} subsets of {data['size']} of {data['n_conversations']} "
         f"conversations (unit: {data['unit']}, {data['resamples']} resamples each, seed "
         f"{data['seed']}); nominal {data['nominal']:.0%}.",
         "",
-        "| model | figure | population | coverage [Wilson 95 %] | with an interval | mean width |",
-        "|---|---|---:|---|---:|---:|",
+        "| model | figure | population | coverage [Wilson 95 %] | with an interval | "
+        "without (why) | mean width |",
+        "|---|---|---:|---|---:|---|---:|",
     ]
-    by_model: dict[str, list[dict[str, Any]]] = {}
     for row in data["figures"]:
-        by_model.setdefault(row["model"], []).append(row)
-    for model, figures in by_model.items():
-        for row in figures:
-            if "." in row["figure"] or row["coverage"] is None:
-                continue
-            rows.append(
-                f"| {model} | {row['figure']} | {row['truth']:.3f} | {row['coverage']:.3f} "
-                f"[{row['coverage_low']:.3f}, {row['coverage_high']:.3f}] | "
-                f"{row['with_interval']}/{data['subsets']} | {row['mean_width']:.3f} |"
+        figure = row["figure"]
+        if figure.startswith("extraction."):
+            figure = f"· {figure.partition('.')[2]}"
+        without = ", ".join(f"{n} {why}" for why, n in row["without_interval"].items()) or "—"
+        if row["coverage"] is None:
+            coverage, width = "—", "—"
+        else:
+            coverage = (
+                f"{row['coverage']:.3f} [{row['coverage_low']:.3f}, {row['coverage_high']:.3f}]"
             )
-        fields = [
-            r
-            for r in figures
-            if r["figure"].startswith("extraction.")
-            and r["coverage"] is not None
-            and r["with_interval"] >= data["subsets"] / 2
-        ]
-        if fields:
-            low = min(fields, key=lambda r: r["coverage"])
-            holding = sum(r["coverage"] >= 0.93 for r in fields)
-            few = sum(
-                r["figure"].startswith("extraction.") and r["with_interval"] < data["subsets"] / 2
-                for r in figures
-            )
-            rows.append(
-                f"| {model} | {len(fields)} fields | — | {holding} of {len(fields)} ≥ 0.93; "
-                f"lowest {low['coverage']:.3f} ({low['figure'].partition('.')[2]}) | — | "
-                f"{few} few items |"
-            )
+            if row["coverage_high"] < 0.93:
+                coverage = f"**{coverage}**"
+            width = f"{row['mean_width']:.3f}"
+        rows.append(
+            f"| {row['model']} | {figure} | {row['truth']:.3f} | {coverage} | "
+            f"{row['with_interval']}/{data['subsets']} | {without} | {width} |"
+        )
     return "\n".join(rows)
 
 

@@ -243,20 +243,39 @@ def test_min_reads_the_candidates_own_interval_which_run_json_shows(
 def test_a_minimum_inside_the_interval_passes_on_its_upper_end(
     runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The small drop's own topics figure, 1 − 1/30 = 0.967, with an interval around it; a
-    # minimum of 0.97 lies inside it: the figure is not shown to be below 0.97, and the rule
-    # passes on the upper end; reading the lower end would fail it. --strict reads 0.967 < 0.97.
+    # The small drop's overall, 1 − 0.042/30 = 0.9986, with an interval around it; a minimum
+    # of 0.999 lies inside it: the figure is not shown to be below 0.999, and the rule passes
+    # on the upper end; reading the lower end would fail it. --strict reads 0.9986 < 0.999.
+    rules = "{overall: {min: 0.999}}"
+    code, data, _ = _gate(capsys, str(runs["baseline"]), str(runs["small"]), "--rules", rules)
+    (overall,) = data["outcomes"]
+    drop = TOPICS_WEIGHT / 30
+    assert overall["candidate"] == pytest.approx(1 - drop, abs=1e-12)
+    # Leaving conversation 1 out gives 1, any other 1 − 0.042·(1/3)/8: jackknife SE 0.042/30
+    # (topics' 1/30 times its weight), so 0.9986 − 2.7764·0.0014 below, and above clipped at 1.
+    assert overall["low"] == pytest.approx(1 - drop - t_quantile(0.95, 4) * drop, abs=1e-12)
+    assert overall["high"] == 1.0
+    assert overall["low"] < 0.999 < overall["high"]
+    assert overall["passed"] and overall["decided_on"] == "interval" and code == 0
+    assert "the interval reaches the minimum 0.999" in overall["reason"]
+    code, data, _ = _gate(
+        capsys, str(runs["baseline"]), str(runs["small"]), "--rules", rules, "--strict"
+    )
+    assert not data["outcomes"][0]["passed"] and code == 1
+
+
+def test_a_minimum_on_a_field_whose_misses_lie_in_one_conversation_is_undecided(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The small drop's topics misses one item, in conversation 1 only: the figure's spread over
+    # conversations rests on that one (stats: "misses in 1 conversation"), so its own figure
+    # has no interval and a minimum on it is undecided (exit 3); --strict decides on 0.967.
     rules = "{fields.topics: {min: 0.97}}"
     code, data, _ = _gate(capsys, str(runs["baseline"]), str(runs["small"]), "--rules", rules)
     (topics,) = data["outcomes"]
     assert topics["candidate"] == pytest.approx(1 - 1 / 30, abs=1e-12)
-    # Leaving conversation 1 out gives 1, any other 7.667/8: jackknife SE 1/30 again, so
-    # 0.9667 − 2.7764/30 = 0.8741 below, and above clipped at 1.
-    assert topics["low"] == pytest.approx(1 - 1 / 30 - t_quantile(0.95, 4) / 30, abs=1e-12)
-    assert topics["high"] == 1.0
-    assert topics["low"] < 0.97 < topics["high"]
-    assert topics["passed"] and topics["decided_on"] == "interval" and code == 0
-    assert "the interval reaches the minimum 0.97" in topics["reason"]
+    assert topics["undecided"] and not topics["passed"] and code == 3
+    assert "misses in 1 conversation: too few to tell" in topics["reason"]
     code, data, _ = _gate(
         capsys, str(runs["baseline"]), str(runs["small"]), "--rules", rules, "--strict"
     )

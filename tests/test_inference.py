@@ -1,5 +1,6 @@
 """Conversation-level inference (issue 27), worked by hand: the cluster bootstrap over whole
-conversations, the exact sign-flip test, "too few conversations", "few items"."""
+conversations, the exact sign-flip test, "too few conversations", "few items", "matches in 1
+conversation"."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from chatledger.scoring import statistic_names
 from chatledger.stats import (
     MIN_UNITS,
     T_METHOD,
+    concentrated_note,
+    outcome_units,
     paired_comparison,
     resample_statistics,
     sign_flip_test,
@@ -179,3 +182,75 @@ def test_chunk_unit_on_request_says_so() -> None:
     assert stats["resampling"]["judge"] == "chunks"
     assert stats["resampling"]["overall"] == "conversations"
     assert RunStats.model_validate(stats).unit_label().startswith("chunks (n = 11")
+
+
+def _decisions_series(matched: list[float]) -> ModelSeries:
+    """One-chunk conversations, each with 4 reference and 4 predicted decisions, ``matched``
+    of them matched (evidence Jaccard 0.5 on each match)."""
+    names = statistic_names("decisions")
+    col = {n: i for i, n in enumerate(names)}
+    matrix = np.zeros((len(matched), len(names)))
+    for row, m in enumerate(matched):
+        matrix[row, col["covered"]] = matrix[row, col["usable"]] = 1.0
+        matrix[row, col["has_items"]] = 1.0
+        matrix[row, col["n_reference"]] = matrix[row, col["n_predicted"]] = 4.0
+        matrix[row, col["matched"]] = m
+        matrix[row, col["evidence_jaccard:sum"]] = 0.5 * m
+        matrix[row, col["evidence_jaccard:n"]] = m
+    # micro: F1 = 2ΣM/(ΣR+ΣP); score = 0.75·F1 + 0.25·(mean Jaccard 0.5)·(matched share = F1)
+    f1 = 2 * sum(matched) / (8 * len(matched))
+    score = 0.75 * f1 + 0.25 * 0.5 * f1
+    return ModelSeries(
+        name="m",
+        aggregate="micro",
+        field_stats={"decisions": matrix},
+        field_scores={"decisions": score},
+        layer_scores={"extraction": score},
+        overall=score,
+    )
+
+
+def test_matches_in_one_conversation_give_no_interval() -> None:
+    """Six conversations, 24 reference decisions (not "few items"); every match is in one
+    conversation: the spread over conversations rests on that one, so no interval — "matches
+    in 1 conversation". Matches in two conversations get one."""
+    assert outcome_units(np.array([4.0, 0, 0]), np.full(3, 4.0), np.full(3, 4.0)) == (1, 2)
+    assert concentrated_note(1, 5) == "matches in 1 conversation"
+    assert concentrated_note(0, 5) == "matches in 0 conversations"
+    assert concentrated_note(6, 1, unit="chunk") == "misses in 1 chunk"
+    assert concentrated_note(2, 4) is None
+
+    def run(matched: list[float]) -> dict[str, object]:
+        return compute_run_stats(
+            [_decisions_series(matched)],
+            {"extraction": 1.0},
+            {"decisions": 1.0},
+            StatsOptions(bootstrap_resamples=200),
+            0,
+            chunk_conversations=[f"c{i}" for i in range(len(matched))],
+            all_fields=["decisions"],
+        )
+
+    stats = run([4.0, 0, 0, 0, 0, 0])
+    assert stats["few_items"] == {}
+    assert stats["concentrated"] == {"m": {"decisions": "matches in 1 conversation"}}
+    intervals = stats["intervals"]
+    assert isinstance(intervals, dict)
+    assert "extraction.decisions" not in intervals["m"]
+    assert "extraction" in intervals["m"]  # the composite keeps its interval
+    record = RunStats.model_validate(stats)
+    assert (
+        record.why_no_interval("m", "extraction.decisions")
+        == "matches in 1 conversation: too few to tell"
+    )
+    # Every item matched but in one conversation: the misses are the concentrated side.
+    stats = run([4.0, 4.0, 4.0, 4.0, 4.0, 1.0])
+    assert stats["concentrated"] == {"m": {"decisions": "misses in 1 conversation"}}
+    stats = run([2.0, 0, 0, 1.0, 0, 0])
+    assert stats["concentrated"] == {}
+    intervals = stats["intervals"]
+    assert isinstance(intervals, dict)
+    interval = intervals["m"]["extraction.decisions"]
+    # 3 of 24 matched: F1 = 6/48 = 0.125, score 0.125·(0.75 + 0.125) = 0.109375
+    assert interval["estimate"] == pytest.approx(0.109375)
+    assert interval["low"] <= 0.109375 <= interval["high"]

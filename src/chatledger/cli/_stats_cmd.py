@@ -147,6 +147,13 @@ def stats_command(
                 f"{model}: no interval for fields with fewer than "
                 f"{stats.few_items_threshold} reference items — {shown}"
             )
+        concentrated = stats.concentrated.get(model, {})
+        if concentrated:
+            shown = ", ".join(f"{name} ({note})" for name, note in concentrated.items())
+            stdout.print(
+                f"{model}: no interval for fields whose matches or misses lie in one "
+                f"{stats.unit or 'conversation'} — {shown}"
+            )
     widened = [
         (model, key, entry)
         for model in run.leaderboard

@@ -239,6 +239,15 @@ def _score_outcome(
             **common, passed=passed, difference=diff, low=low, high=high, reason=_why(rule, reason)
         )
     assert rule.kind == "min"
+    if use_interval and paired is not None and paired.candidate_note is not None:
+        # The candidate's matches lie in one conversation: its own figure has no interval.
+        return RuleOutcome(
+            **common,
+            passed=False,
+            undecided=True,
+            difference=cand - base,
+            reason=_why(rule, f"undecided: {paired.candidate_note} ({cand:.4f}, no interval)"),
+        )
     low, high = (paired.candidate_low, paired.candidate_high) if paired else (None, None)
     if use_interval:
         assert high is not None and low is not None

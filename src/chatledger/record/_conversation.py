@@ -176,6 +176,9 @@ class RunStats(RecordModel):
     too_few: str | None = None
     few_items_threshold: int | None = None
     few_items: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # Fields whose matched (or unmatched) items lie in fewer than two units: no interval,
+    # model → field → what is shown instead ("matches in 1 conversation").
+    concentrated: dict[str, dict[str, str]] = Field(default_factory=dict)
     intervals: dict[str, dict[str, Interval]] = Field(default_factory=dict)
     paired_differences: dict[str, PairedDifference] = Field(default_factory=dict)
     rank_probabilities: dict[str, list[float]] = Field(default_factory=dict)
@@ -194,13 +197,15 @@ class RunStats(RecordModel):
 
     def why_no_interval(self, model: str, key: str) -> str | None:
         """Why ``key`` of ``model`` has no interval: too few conversations, or a field with
-        few reference items ("few items (n = 5)"); None when it has one or no reason is
-        recorded."""
+        few reference items ("few items (n = 5)"), or one whose matches (or misses) lie in one
+        conversation; None when it has one or no reason is recorded."""
         if self.interval(model, key) is not None:
             return None
         name = key.partition(".")[2]
         if name and name in self.few_items.get(model, {}):
             return f"few items (n = {self.few_items[model][name]})"
+        if name and name in self.concentrated.get(model, {}):
+            return f"{self.concentrated[model][name]}: too few to tell"
         return self.too_few
 
 

@@ -368,6 +368,7 @@ class IntervalsView:
     too_few: str | None = None  # "too few conversations to tell (k = 3)"
     few_items_threshold: int | None = None
     few_items: list[str] = field(default_factory=list)  # "model: field (n = 5)"
+    concentrated: list[str] = field(default_factory=list)  # "model: field (matches in 1 …)"
 
     def unit_of(self, kind: str) -> str:
         """What the intervals of ``kind`` (``overall``, a layer, ``fields``) resample: "the 6
@@ -463,5 +464,10 @@ def intervals_view(files: RunFiles) -> IntervalsView | None:
             f"{model}: {name} (n = {n})"
             for model, entries in stats.few_items.items()
             for name, n in entries.items()
+        ],
+        concentrated=[
+            f"{model}: {name} ({note})"
+            for model, entries in stats.concentrated.items()
+            for name, note in entries.items()
         ],
     )

@@ -153,6 +153,7 @@ def run_coverage(
             )
             intervals = stats.get("intervals", {}).get(model.name, {})
             few = stats.get("few_items", {}).get(model.name, {})
+            concentrated = stats.get("concentrated", {}).get(model.name, {})
             # A layer the population has but this subset has no value for (downstream with no
             # event in these conversations) leaves the subset's overall: a different figure
             # from the population's, so it is counted apart, not as a miss.
@@ -172,7 +173,13 @@ def run_coverage(
                 if interval is None:
                     name = key.partition(".")[2]
                     reason = (
-                        "few items" if name in few else "too few" if "too_few" in stats else "none"
+                        "few items"
+                        if name in few
+                        else "matches in one unit"
+                        if name in concentrated
+                        else "too few"
+                        if "too_few" in stats
+                        else "none"
                     )
                     tally.without[reason] = tally.without.get(reason, 0) + 1
                     continue

@@ -31,7 +31,9 @@ from chatledger.runs._stats import FloatArray, ModelSeries, _Columns, _Figures, 
 from chatledger.scoring import statistic_names
 from chatledger.stats import (
     FEW_ITEMS,
+    concentrated_note,
     few_items_note,
+    outcome_units,
     paired_of,
     resample_statistics,
     t_interval_of,
@@ -75,6 +77,9 @@ class PairedFigure:
     # "too few conversations to tell (k = 3)" or "few items (n = 5)": no interval, the rule
     # is undecided
     note: str | None = None
+    # "matches in 1 conversation: too few to tell": the candidate's own figure has no
+    # interval (a ``min`` rule is undecided); the difference keeps its interval
+    candidate_note: str | None = None
 
 
 def read_conversation_run(run_dir: Path, role: str) -> ConversationRun:
@@ -394,8 +399,9 @@ def paired_figures(
             )
             note = compared.note if few is None else few
             own = t_interval_of(resamples, 2 * k + 1, confidence=confidence)
-            if note is not None:
-                own = None
+            concentrated = _concentrated(sides, figure, matrix, level)
+            if note is not None or concentrated is not None:
+                own = None  # as the run's own stats: no interval for the candidate's figure
             out[figure] = PairedFigure(
                 figure=figure,
                 baseline=estimates[2 * k],
@@ -410,6 +416,7 @@ def paired_figures(
                 n_units=n_units,
                 test=compared.test,
                 note=note,
+                candidate_note=concentrated if note is None else None,
             )
     return {figure: out[figure] for figure in figures}
 
@@ -432,6 +439,26 @@ def _few_items(sides: _Sides, figure: str) -> str | None:
     ]
     n = min(counts)
     return few_items_note(n) if n < FEW_ITEMS else None
+
+
+def _concentrated(sides: _Sides, figure: str, matrix: FloatArray, level: str) -> str | None:
+    """ "matches in 1 conversation: too few to tell" for a list field whose matched (or
+    unmatched) items lie in fewer than two of the resampled units on the candidate's side
+    (its own interval; the difference keeps its t interval and sign-flip test)."""
+    group, _, item = figure.partition(".")
+    if group != "fields" or item == "confidence":
+        return None
+    unit = "chunk" if level == CHUNK_LEVEL else "conversation"
+    for f in sides.figures[1:]:
+        sums = sides.columns.sums(matrix, (f.series[0].name, item))
+        if "matched" not in sums:
+            return None
+        note = concentrated_note(
+            *outcome_units(sums["matched"], sums["n_reference"], sums["n_predicted"]), unit=unit
+        )
+        if note is not None:
+            return f"{note}: too few to tell"
+    return None
 
 
 def _scored_units(sides: _Sides, figure: str, level: str) -> np.ndarray | None:

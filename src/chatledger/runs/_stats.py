@@ -36,7 +36,9 @@ from chatledger.stats import (
     MIN_UNITS,
     T_METHOD,
     Resamples,
+    concentrated_note,
     dirichlet_sensitivity,
+    outcome_units,
     paired_of,
     rank_probabilities_from,
     resample_statistics,
@@ -253,20 +255,37 @@ def compute_run_stats(
             if n_ref < FEW_ITEMS:
                 few.setdefault(model.name, {})[f] = n_ref
     out["few_items"] = few
+    small_units = conv_matrix if by_conversation else chunk_matrix[:, :chunk_width]
+    # A list field whose matched (or unmatched) items lie in fewer than two units: its spread
+    # over units rests on one unit, and no interval is given (stats._inference's doc).
+    concentrated: dict[str, dict[str, str]] = {}
+    for model in series:
+        for f in model.field_stats:
+            sums = columns.sums(small_units, (model.name, f))
+            if f in few.get(model.name, {}) or "matched" not in sums or f == "confidence":
+                continue
+            note = concentrated_note(
+                *outcome_units(sums["matched"], sums["n_reference"], sums["n_predicted"]),
+                unit=options.unit,
+            )
+            if note is not None:
+                concentrated.setdefault(model.name, {})[f] = note
+    out["concentrated"] = concentrated
 
     def keep(labels: list[tuple[str, str]], resamples: Resamples, n_units: int) -> None:
         if n_units < MIN_UNITS:
             return  # too few units: the figure without an interval (out["too_few"])
         for row, (model_name, key) in enumerate(labels):
             name = key.partition(".")[2]
-            if name and name in few.get(model_name, {}):
-                continue  # few items: no interval narrower than the data supports
+            if name and (
+                name in few.get(model_name, {}) or name in concentrated.get(model_name, {})
+            ):
+                continue  # few items, or outcomes in one unit: no interval the data lacks
             interval = t_interval_of(resamples, row, confidence=options.confidence)
             if interval is not None:
                 by_model[model_name][key] = interval.to_dict()
 
     resample = {"n_resamples": options.bootstrap_resamples, "seed": seed}
-    small_units = conv_matrix if by_conversation else chunk_matrix[:, :chunk_width]
     # The extraction and judge composites over all units.
     chunk_labels: list[tuple[str, str]] = []
     chunk_stats: list[Callable[[FloatArray], FloatArray]] = []

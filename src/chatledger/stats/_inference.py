@@ -11,6 +11,13 @@
   p-value never below 2/2^k (exact) or 1/(B + 1) (Monte Carlo, said so).
 * **Sparse fields** — fewer than :data:`FEW_ITEMS` reference items: "few items (n = 5)", no
   interval (never [0, 0] from 0 of 5).
+* **Outcomes in too few conversations** — a list field's score is a ratio of pooled counts
+  (matched items over reference and predicted items). When its matched items, or its
+  unmatched ones, all lie in fewer than :data:`MIN_OUTCOME_UNITS` conversations, the
+  conversation-level spread of the figure is estimated from one conversation (or none): the
+  "few treated clusters" case, where cluster-robust standard errors and the cluster bootstrap
+  fail (MacKinnon & Webb 2017, 2018). Such a field is marked "matches in 1 conversation" and
+  has no interval (docs/statistics.md measures it: the AMI pool's offline ``decisions``).
 * **Power** lives in :mod:`chatledger.stats._power` (``units_needed``).
 
 Everything here is a function of numbers; ``runs`` orchestrates, ``stats`` computes.
@@ -30,6 +37,7 @@ FloatArray = npt.NDArray[np.float64]
 
 MIN_UNITS = 5  # fewest conversations an interval is given for (docs/decisions.md, issue 27)
 FEW_ITEMS = 20  # fewer reference items than this: "few items (n = N)", no interval
+MIN_OUTCOME_UNITS = 2  # fewest conversations a field's matches (and misses) must span
 EXACT_UP_TO = 16  # sign-flip: all 2^k patterns up to this k, Monte Carlo beyond
 MONTE_CARLO_DRAWS = 20_000
 T_METHOD = "t(k-1), SE = max(cluster bootstrap, jackknife)"
@@ -43,6 +51,31 @@ def too_few_note(k: int, unit: str = "conversations") -> str:
 def few_items_note(n: int) -> str:
     """What a field with fewer than :data:`FEW_ITEMS` reference items is marked with."""
     return f"few items (n = {n})"
+
+
+def outcome_units(
+    matched: FloatArray, reference: FloatArray, predicted: FloatArray
+) -> tuple[int, int]:
+    """How many units (rows) hold a matched item, and how many an unmatched one, from each
+    unit's matched count (or credit), reference items and predicted items: a unit holds an
+    unmatched item when R + P − 2M > 0."""
+    unmatched = reference + predicted - 2.0 * matched
+    return int(np.sum(matched > 1e-9)), int(np.sum(unmatched > 1e-9))
+
+
+def concentrated_note(
+    matched_units: int, unmatched_units: int, unit: str = "conversation"
+) -> str | None:
+    """ "matches in 1 conversation" when a field's matched (or unmatched) items lie in fewer
+    than :data:`MIN_OUTCOME_UNITS` units — the rarer of the two named — else None."""
+    if min(matched_units, unmatched_units) >= MIN_OUTCOME_UNITS:
+        return None
+    what, n = (
+        ("matches", matched_units)
+        if matched_units <= unmatched_units
+        else ("misses", unmatched_units)
+    )
+    return f"{what} in {n} {unit}{'' if n == 1 else 's'}"
 
 
 # --- Student's t, from the standard library ----------------------------------------------------
