@@ -70,4 +70,11 @@ def test_sequential_benchmark_table() -> None:
         for r in data["results"]
     ]
     check_block("docs/sequential.md", "sequential-benchmark", "\n".join(rows))
+    # the must-show: 200 repetitions; wrong decisions at most α for every effect, zero
+    # included (where "undecided" is right); a large effect's median run stops by 30 %
+    assert data["settings"]["repetitions"] == 200
     assert all(r["wrong_share"] <= data["settings"]["alpha"] for r in data["results"])
+    by_effect = {r["effect"]: r for r in data["results"]}
+    assert by_effect[0.0]["undecided"] == 200
+    assert by_effect[0.3]["median_stop_share"] <= 0.30
+    assert by_effect[-0.3]["median_stop_share"] <= 0.30
