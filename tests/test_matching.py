@@ -150,7 +150,9 @@ def test_kernel_clock_counts_calls() -> None:
     KERNEL_CLOCK.enabled = True
     try:
         scores = token_set_matrix(["a b"], ["a c"])
-        assign(scores, 0.0)
+        # Two eligible pairs in one row: a real assignment (one eligible pair per row and
+        # column is every pair, without the solver).
+        assign(np.hstack([scores, scores]), 0.0)
     finally:
         KERNEL_CLOCK.enabled = False
     assert KERNEL_CLOCK.cdist_calls == 1
@@ -181,3 +183,39 @@ def test_pairs_are_the_matrix_diagonal(name: str) -> None:
     assert pairs[3] == (100.0 if name == "token_set" else 50.0)
     with pytest.raises(ValueError, match="pairs need the same number"):
         matcher.pairs(a, b[:1])
+
+
+def _tie_prone(rng: np.random.Generator, kind: int, m: int, n: int) -> FloatMatrix:
+    """Matrices built to tie: small integers, or assign's weights over a few repeated scores."""
+    if kind == 0:
+        return rng.integers(0, 4, (m, n)).astype(np.float64)
+    if kind == 1:
+        return rng.random((m, n)) * 100
+    levels = [0.0, 50.0, 60.0, 61.5, 200.0 / 3, 80.0, 100.0]
+    scores = rng.choice(levels, (m, n)) if kind == 2 else rng.random((m, n)) * 100
+    return np.where(scores >= 60.0, 100.0 * (min(m, n) + 1) + scores, 0.0)
+
+
+def test_python_solver_returns_exactly_what_scipy_returns() -> None:
+    # The transcription of SciPy's shortest augmenting path makes SciPy's choices, so ties
+    # (which optimal assignment) come out the same: 4,000 matrices up to 9 × 9, half of them
+    # full of ties, both orientations, both directions.
+    from scipy.optimize import linear_sum_assignment
+
+    from chatledger.matching._lsap import solve
+
+    rng = np.random.default_rng(32)
+    for trial in range(4000):
+        m, n = int(rng.integers(1, 10)), int(rng.integers(1, 10))
+        matrix = _tie_prone(rng, trial % 4, m, n)
+        maximize = trial % 3 != 0
+        rows, cols = linear_sum_assignment(matrix, maximize=maximize)
+        assert solve(matrix.tolist(), maximize) == (rows.tolist(), cols.tolist()), matrix
+
+
+def test_one_eligible_pair_per_row_and_column_is_the_assignment() -> None:
+    # No solver needed: every eligible pair is in the optimum, listed by row.
+    scores = np.array([[0.0, 90.0, 10.0], [0.0, 0.0, 0.0], [75.0, 20.0, 0.0], [0.0, 0.0, 61.0]])
+    rows, cols = assign(scores, 60.0)
+    assert (rows.tolist(), cols.tolist()) == ([0, 2, 3], [1, 0, 2])
+    assert rows.dtype == cols.dtype == np.intp
