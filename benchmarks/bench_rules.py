@@ -119,11 +119,14 @@ def once(series: str, size: float, timeout: float) -> dict[str, Any] | None:
     return result
 
 
-def measure_series(series: str, repeats: int, timeout: float) -> list[dict[str, Any]]:
-    """Every size of a series, ``repeats`` rounds; each round runs every size once, so a load
-    that changes while the benchmark runs weighs on all sizes alike. A size that does not
-    finish is not tried again, nor are the sizes above it."""
-    unit, sizes = SERIES[series]
+def measure_series(
+    series: str, repeats: int, timeout: float, scale: float = 1.0
+) -> list[dict[str, Any]]:
+    """Every size of a series (times ``scale``), ``repeats`` rounds; each round runs every size
+    once, so a load that changes while the benchmark runs weighs on all sizes alike. A size
+    that does not finish is not tried again, nor are the sizes above it."""
+    unit, full = SERIES[series]
+    sizes = [size * scale for size in full]
     runs: dict[float, list[dict[str, Any]]] = {size: [] for size in sizes}
     failed: float | None = None
     for _ in range(repeats):
@@ -169,6 +172,9 @@ def main() -> None:
     parser.add_argument("--series", choices=sorted(SERIES), action="append")
     parser.add_argument("--child", nargs=2, metavar=("SERIES", "SIZE"), help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="every size times this (the docs test: 0.01)"
+    )
     args = parser.parse_args()
     if args.child:
         child(args.child[0], float(args.child[1]))
@@ -176,7 +182,7 @@ def main() -> None:
     payload: dict[str, Any] = {"repeats": args.repeats, "series": {}}
     for series in args.series or list(SERIES):
         unit = SERIES[series][0]
-        rows = measure_series(series, args.repeats, args.timeout)
+        rows = measure_series(series, args.repeats, args.timeout, args.scale)
         for row in rows:
             if row["finished"]:
                 shown = (

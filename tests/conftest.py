@@ -159,3 +159,20 @@ def _private_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     """Each test's own user data folder (where `corpus import --pseudonymise` keeps its keys),
     for the test and the commands it runs: never the real home's."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
+
+
+@pytest.fixture(scope="session")
+def docs_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``make demo``'s output (``runs/demo``), made once per session for the README's and the
+    docs' examples (tests/docs_blocks.py)."""
+    from docs_blocks import make_demo
+
+    return make_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def docs_gold(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The bundled gold by chunk id: what the fake model servers answer an extraction with."""
+    from docs_blocks import bundled_gold
+
+    return bundled_gold(tmp_path_factory.mktemp("gold"))

@@ -1,39 +1,33 @@
 """Every example in docs/*.md runs as written, offline (issue 31), as README.md's do
-(tests/test_readme.py).
+(tests/test_readme.py); the blocks, their markers and what runs them: tests/docs_blocks.py.
 
-Each fenced block with a language is one of:
-
-- a ``bash`` block: its ``chatledger …`` lines are run in order (each must exit 0; ``--format
-  json`` output must parse), its ``export`` lines set the environment;
-- a ``python`` block: run as a script (it must exit 0);
-- a block preceded by ``<!-- file: NAME -->``: written to NAME before the doc's commands run;
-- a block preceded by ``<!-- keyed: VARIABLE -->``: a bash or python block that calls a paid
-  API — run with a made-up key in VARIABLE, against the fake server on 127.0.0.1 that answers
-  both OpenAI's and Anthropic's APIs (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``). Without the
-  marker no key is set, so a block that needs one and is not marked fails;
-- a block preceded by ``<!-- not run: why -->`` (a format, a fragment, a server that runs until
-  Ctrl-C, a benchmark of minutes): the reason is said, and where a test runs the same.
-
-A block that is none of these fails the test. Each doc runs in its own folder holding what
-``chatledger examples`` writes (written once, copied per doc).
+Each doc runs in its own folder holding what ``chatledger examples`` writes (written once per
+session, copied per doc); ``make demo``'s output is made once per session too. Paid APIs are the
+fake server on 127.0.0.1 (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``; a made-up key only in a
+``keyed`` block), ``local:`` models a stand-in llama-server on 127.0.0.1 speaking the same wire
+format (``CHATLEDGER_LLAMA_SERVER``, ``CHATLEDGER_MODELS_DIR``): nothing leaves the machine.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from chatledger.demo import write_examples
+from chatledger.providers import CATALOGUE
+from docs_blocks import (
+    ROOT,
+    Block,
+    BlockRunner,
+    fake_openai,
+    read_blocks,
+    unrunnable,
+)
 from fakes.llm_server import (
     ANTHROPIC_PATH,
     OPENAI_PATH,
@@ -41,155 +35,98 @@ from fakes.llm_server import (
     Reply,
     anthropic_body,
 )
-from test_readme import bundled_gold, fake_openai, shell_commands
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
-_MARKER = re.compile(r"<!--\s*(file|not run|keyed):\s*(.+?)\s*-->")
-RUNNABLE = ("bash", "python")
-
-
-@dataclass(frozen=True)
-class Block:
-    doc: str
-    lang: str
-    text: str
-    line: int
-    marker: tuple[str, str] | None
-
-    @property
-    def where(self) -> str:
-        return f"docs/{self.doc}:{self.line}"
+DOCS = ROOT / "docs"
+DOC_NAMES = sorted(p.name for p in DOCS.glob("*.md") if read_blocks(p))
+FAKE_LLAMA = Path(__file__).resolve().parent / "fakes" / "fake_llama_server.py"
 
 
-def doc_blocks(path: Path) -> list[Block]:
-    blocks: list[Block] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if line.startswith("```") and len(line) > 3:
-            start = index
-            body: list[str] = []
-            index += 1
-            while not lines[index].startswith("```"):
-                body.append(lines[index])
-                index += 1
-            previous = lines[start - 1].strip() if start else ""
-            found = _MARKER.fullmatch(previous)
-            marker = (found.group(1), found.group(2)) if found else None
-            text = "\n".join(body) + "\n"
-            blocks.append(Block(path.name, line[3:].strip(), text, start + 1, marker))
-        elif line.startswith("```"):
-            index += 1
-            while index < len(lines) and not lines[index].startswith("```"):
-                index += 1
-        index += 1
-    return blocks
-
-
-DOC_NAMES = sorted(p.name for p in DOCS.glob("*.md") if doc_blocks(p))
-
-
-def test_every_doc_with_examples_is_covered() -> None:
+def test_every_block_is_run_or_a_file() -> None:
     assert set(DOC_NAMES) >= {"batch.md", "providers.md", "structbench.md", "gate.md"}
-    for name in DOC_NAMES:
-        for block in doc_blocks(DOCS / name):
-            kind = block.marker[0] if block.marker else None
-            if kind == "keyed":
-                assert block.lang in RUNNABLE, f"{block.where}: only bash/python run keyed"
-            elif kind is None:
-                assert block.lang in RUNNABLE, (
-                    f"{block.where}: a {block.lang} block that is neither run nor a file: mark "
-                    "it <!-- file: NAME --> or <!-- not run: why -->"
-                )
+    problems = [
+        problem
+        for name in DOC_NAMES
+        for block in read_blocks(DOCS / name)
+        if (problem := unrunnable(block)) is not None
+    ]
+    assert not problems, "\n".join(problems)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("examples")
     write_examples(folder)
     return folder
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeLLMServer]:
-    gold = bundled_gold(tmp_path_factory.mktemp("gold"))
+@pytest.fixture(scope="session")
+def server(docs_gold: dict[str, dict[str, object]]) -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as fake:
-        fake.always(OPENAI_PATH, Reply(body=fake_openai(gold)))
+        fake.always(OPENAI_PATH, Reply(body=fake_openai(docs_gold)))
         fake.always(ANTHROPIC_PATH, Reply(body=lambda body: anthropic_body(text="{}")))
         yield fake
 
 
-def _environment(server: FakeLLMServer, cache: Path) -> dict[str, str]:
+@pytest.fixture(scope="session")
+def local_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """``local:`` models served by the stand-in llama-server: a file for each catalogue model,
+    its hash stamp saying it was checked (so the catalogue's SHA-256 is taken as its own)."""
+    folder = tmp_path_factory.mktemp("local-models")
+    for entry in CATALOGUE.values():
+        model = folder / entry.file_name
+        model.write_bytes(b"GGUF stand-in")
+        stat = model.stat()
+        stamp = f"{entry.sha256} {stat.st_size} {int(stat.st_mtime)}\n"
+        model.with_name(model.name + ".sha256").write_text(stamp, encoding="utf-8")
+    binary = folder / "llama-server"
+    binary.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_LLAMA}" "$@"\n', encoding="utf-8")
+    binary.chmod(0o755)
+    return {"CHATLEDGER_LLAMA_SERVER": str(binary), "CHATLEDGER_MODELS_DIR": str(folder)}
+
+
+def _environment(server: FakeLLMServer, cache: Path, local: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(
         OPENAI_BASE_URL=f"{server.url}/v1",
         ANTHROPIC_BASE_URL=server.url,
         CHATLEDGER_CACHE_DIR=str(cache),
         COLUMNS="100",
+        **local,
     )
     return env
 
 
-def _run(block: Block, words: list[str], cwd: Path, env: dict[str, str]) -> None:
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "chatledger", *words[1:]],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    shown = " ".join(words)
-    assert done.returncode == 0, f"{block.where}: {shown}\n{done.stderr[-3000:]}"
-    assert "Traceback" not in done.stderr, shown
-    if "--format" in words and words[words.index("--format") + 1] == "json":
-        json.loads(done.stdout)
-    print(f"{time.perf_counter() - started:6.1f}s {shown[:100]}")
+def _needs_demo(blocks: list[Block]) -> bool:
+    return any("runs/demo" in b.text or "make demo" in b.text for b in blocks if b.kind != "file")
 
 
 @pytest.mark.parametrize("doc", DOC_NAMES)
 def test_every_example_of_the_doc_runs_as_written(
-    doc: str, examples: Path, server: FakeLLMServer, tmp_path: Path
+    doc: str,
+    examples: Path,
+    server: FakeLLMServer,
+    docs_gold: dict[str, dict[str, object]],
+    local_models: dict[str, str],
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     work = tmp_path / "work"
     shutil.copytree(examples, work)
-    blocks = doc_blocks(DOCS / doc)
+    blocks = read_blocks(DOCS / doc)
+    demo = request.getfixturevalue("docs_demo") if _needs_demo(blocks) else None
+    if demo is not None:
+        shutil.copytree(demo, work / "runs" / "demo")
     for block in blocks:
-        if block.marker is not None and block.marker[0] == "file":
+        if block.marker is not None and block.kind == "file":
             (work / block.marker[1]).parent.mkdir(parents=True, exist_ok=True)
             (work / block.marker[1]).write_text(block.text, encoding="utf-8")
-    ran = 0
+    runner = BlockRunner(work, docs_gold, demo=demo)
     for block in blocks:
-        kind, detail = block.marker if block.marker else (None, "")
-        if kind in ("file", "not run"):
+        if block.kind in ("file", "not run") or block.lang not in ("bash", "python"):
             continue
-        env = _environment(server, tmp_path / "cache")
-        if kind == "keyed":
-            for variable in detail.split(","):
+        env = _environment(server, tmp_path / "cache", local_models)
+        if block.marker is not None and block.kind == "keyed":
+            for variable in block.marker[1].split(","):
                 env[variable.strip()] = "sk-docs-test"
-        if block.lang == "bash":
-            for words in shell_commands(block.text):
-                if words[0] == "export":
-                    name, _, value = words[1].partition("=")
-                    env[name] = "sk-docs-test" if value in ("…", "") else value
-                    continue
-                assert words[0] == "chatledger", f"{block.where}: cannot run {words!r}"
-                _run(block, words, work, env)
-                ran += 1
-        elif block.lang == "python":
-            done = subprocess.run(
-                [sys.executable, "-c", block.text],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            assert done.returncode == 0, f"{block.where}:\n{done.stderr[-3000:]}"
-            ran += 1
-        else:
-            raise AssertionError(f"{block.where}: a {block.lang} block that is not run nor marked")
-    marked = [b for b in blocks if b.marker is not None and b.marker[0] == "not run"]
-    assert ran or marked, f"docs/{doc}: nothing ran"
+        runner.run_block(block, env)
+    assert runner.ran or all(b.kind in ("file", "not run") for b in blocks), f"{doc}: nothing ran"

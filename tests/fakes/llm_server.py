@@ -213,7 +213,11 @@ class FakeLLMServer:
                 return True
 
             def do_GET(self) -> None:
-                if not self._batch_endpoint("GET", b""):
+                if self.path == "/health":  # as llama-server answers once its model is loaded
+                    self.send_response(200)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                elif not self._batch_endpoint("GET", b""):
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()
