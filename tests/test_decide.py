@@ -162,9 +162,10 @@ def test_fields_star_is_one_rule_per_field_at_a_bonferroni_share_of_alpha(tmp_pa
     from chatledger.stats import confidence_sequence
 
     config = _config(tmp_path, candidate_lines=1)
+    # fields.claims named on its own as well: followed once, at the family's share
     rules = load_gate_rules(
-        "{baseline_model: base, candidate_model: cand, rules: {fields.*: {max_drop: 0.05}, "
-        "cost_per_chunk: {max_ratio: 2}}}"
+        "{baseline_model: base, candidate_model: cand, rules: {fields.claims: {max_drop: 0.05}, "
+        "fields.*: {max_drop: 0.05}, cost_per_chunk: {max_ratio: 2}}}"
     )
     result = run_until_decided(config, rules, tmp_path / "d", batch_size=5, seed=3)
     claims, patterns, cost = result.rules

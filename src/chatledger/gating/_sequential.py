@@ -371,7 +371,8 @@ def _expand(
     out: dict[str, _Rule] = {}
     for rule in written:
         if rule.figure != "fields.*":
-            out.setdefault(rule.name, _Rule(rule, alpha))
+            if rule.name not in out:
+                out[rule.name] = _Rule(rule, alpha)
             continue
         names: list[str] = []
         if record is not None:
@@ -385,8 +386,9 @@ def _expand(
             )
         share = alpha / len(names)
         for name in names:
+            # a field also named on its own is followed once, at the family's (smaller) share
             one = rule.model_copy(update={"figure": f"fields.{name}"})
-            out.setdefault(one.name, _Rule(one, share, expanded_from=rule.name))
+            out[one.name] = _Rule(one, share, expanded_from=rule.name)
     return out
 
 
