@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
     from typer._click import Command, Context, HelpFormatter
 
     from chatledger.core import Chunk
@@ -317,15 +317,38 @@ app = typer.Typer(
 
 # Data (model names, file names, texts) is printed as written: rich markup, emoji codes and
 # highlighting are off, so "[/bold]evil" in a file is text, not a crash. Our own styling is
-# built with Text objects (see ``styled``).
-stdout = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
-stderr = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
+# built with Text objects (see ``styled``). The two consoles are made on first use (``stdout``
+# and ``stderr`` of this module, PEP 562): ``score --format json`` never imports rich.
 # Piped or redirected (no terminal, no COLUMNS), rich would fit tables to 80 columns and cut
 # their values ("extrac…", "0.8…"): a file or a pipe gets each table as wide as its content.
 PIPED_WIDTH = 400
-for _console in (stdout, stderr):
-    if not _console.is_terminal and not os.environ.get("COLUMNS", "").strip():
-        _console.width = PIPED_WIDTH
+_consoles: dict[str, Console] = {}
+
+if TYPE_CHECKING:
+    stdout: Console
+    stderr: Console
+
+
+def console(name: str) -> Console:
+    """The ``stdout`` or ``stderr`` console, made on first use."""
+    made = _consoles.get(name)
+    if made is None:
+        from rich.console import Console
+
+        made = Console(
+            stderr=name == "stderr", soft_wrap=True, markup=False, emoji=False, highlight=False
+        )
+        if not made.is_terminal and not os.environ.get("COLUMNS", "").strip():
+            made.width = PIPED_WIDTH
+        made = _consoles.setdefault(name, made)
+    return made
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("stdout", "stderr"):
+        return console(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -360,12 +383,17 @@ FormatOption = Annotated[
 
 def styled(text: str, style: str) -> Text:
     """``text`` in ``style``, never read as markup."""
+    from rich.text import Text
+
     return Text(text, style=style)
 
 
 def note(message: str, *, label: str = "note", style: str = "yellow", err: bool = False) -> None:
     """One labelled line (``note: …``) with the message printed as written."""
-    (stderr if err else stdout).print(Text.assemble((f"{label}:", style), " ", one_line(message)))
+    from rich.text import Text
+
+    line = Text.assemble((f"{label}:", style), " ", one_line(message))
+    console("stderr" if err else "stdout").print(line)
 
 
 def emit_json(data: Any) -> None:
@@ -404,6 +432,9 @@ def warn_long_chunks(chunks: list[Chunk]) -> None:
 
 def print_error(message: str, hint: str | None = None) -> None:
     """``error: message`` and at most one ``hint:`` line, on stderr."""
+    from rich.text import Text
+
+    stderr = console("stderr")
     stderr.print(Text.assemble(("error:", "bold red"), " ", one_line(message)))
     if hint:
         stderr.print(Text.assemble(("hint:", "dim"), " ", one_line(hint)))
@@ -489,7 +520,7 @@ def score_command(
     else:
         from chatledger.cli._render import print_score_report
 
-        print_score_report(report, stdout)
+        print_score_report(report, console("stdout"))
 
 
 def main(argv: list[str] | None = None) -> int:
