@@ -2,8 +2,8 @@
 
 For each size and executor the run is a fresh process (`chatledger run --no-report`); wall time
 is measured around it and peak memory is the largest sum of RSS over the process and all its
-descendants (the worker processes), sampled every 250 ms from /proc. Ratios are against
-`local` measured in the same invocation, medians over the repeats. Run:
+descendants (the worker processes), sampled every 250 ms from /proc (benchmarks/_proctree.py).
+Ratios are against `local` measured in the same invocation, medians over the repeats. Run:
     python benchmarks/bench_executors.py [--sizes 1000 10000] [--repeats 3]
 Writes benchmarks/results/bench_executors.json.
 """
@@ -14,14 +14,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-from _synthetic import write_run_corpus  # the script's folder is on sys.path
+from _proctree import measure  # the script's folder is on sys.path
+from _synthetic import write_run_corpus
 
 EXECUTORS = ("local", "processes:2", "dask")
 
@@ -30,57 +28,15 @@ def prepare(directory: Path, n_chunks: int) -> Path:
     return write_run_corpus(directory, n_chunks, f"bench-{n_chunks}")
 
 
-def _tree_rss_kb(root: int) -> int:
-    """RSS of ``root`` and every descendant, from /proc (kB)."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            ppid, pages = int(fields[1]), int(fields[21])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-        rss[int(entry)] = pages * os.sysconf("SC_PAGE_SIZE") // 1024
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        total += rss.get(pid, 0)
-        todo.extend(children.get(pid, []))
-    return total
-
-
 def run_once(config: Path, out: Path, executor: str) -> dict[str, float]:
     cli = [sys.executable, "-m", "chatledger", "run", str(config), "--out", str(out)]
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [*cli, "--no-report", "--executor", executor],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    peak = 0
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _tree_rss_kb(process.pid))
-            time.sleep(0.25)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    _, err = process.communicate()
-    wall = time.perf_counter() - started
-    done.set()
-    sampler.join()
-    if process.returncode != 0:
-        raise SystemExit(f"{executor}: exit {process.returncode}: {err[-2000:]}")
+    measured = measure([*cli, "--no-report", "--executor", executor], every_s=0.25)
     record = json.loads((out / "run.json").read_text())
-    return {"wall_s": wall, "peak_tree_mb": peak / 1024, "timings": record["timings"]}
+    return {
+        "wall_s": measured["wall_s"],
+        "peak_tree_mb": measured["peak_tree_mb"],
+        "timings": record["timings"],
+    }
 
 
 def main() -> None:

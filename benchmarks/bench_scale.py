@@ -8,8 +8,8 @@ Generated corpora (benchmarks/_synthetic.py: ``write_run_corpus``) of N chunks �
 * CPU — user + system seconds summed over the process and every descendant (the pool's or the
   cluster's workers), polled from /proc/PID/stat every 100 ms, each process counted at its last
   sample (a process's last < 100 ms may be missed);
-* peak memory — the largest sum of RSS over the same tree at one sample (/proc, as
-  bench_executors.py); psutil is not a direct dependency of ChatLedger, so it is not used;
+* peak memory — the largest sum of RSS over the same tree at one sample (both from
+  benchmarks/_proctree.py, which bench_executors.py uses too);
 * growth per chunk — (peak at N − peak at the baseline size) / (N − baseline): the baseline
   (100 chunks by default) is run first for every executor, so the fixed cost of the interpreter,
   imports and workers cancels out.
@@ -27,87 +27,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from _synthetic import write_run_corpus  # the script's folder is on sys.path
-
-PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _processes() -> dict[int, tuple[int, int, int]]:
-    """pid -> (parent pid, RSS kB, user + system clock ticks), from /proc."""
-    found: dict[int, tuple[int, int, int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            # After the command: state ppid … utime(12) stime(13) … rss(22), 0-based from state.
-            found[int(entry)] = (
-                int(fields[1]),
-                int(fields[21]) * PAGE_KB,
-                int(fields[11]) + int(fields[12]),
-            )
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
-
-
-def _tree(root: int, table: dict[int, tuple[int, int, int]]) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        if pid in table:
-            tree.append(pid)
-        todo.extend(children.get(pid, []))
-    return tree
+from _proctree import measure  # the script's folder is on sys.path
+from _synthetic import write_run_corpus
 
 
 def run_once(config: Path, out: Path, executor: str) -> dict[str, float]:
     cli = [sys.executable, "-m", "chatledger", "run", str(config), "--out", str(out)]
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [*cli, "--no-report", "--executor", executor],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    peak_kb, cpu_ticks, done = 0, {}, threading.Event()
-
-    def sample() -> None:
-        nonlocal peak_kb
-        while not done.is_set():
-            table = _processes()
-            tree = _tree(process.pid, table)
-            peak_kb = max(peak_kb, sum(table[pid][1] for pid in tree))
-            for pid in tree:
-                cpu_ticks[pid] = table[pid][2]
-            time.sleep(0.1)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    _, err = process.communicate()
-    wall = time.perf_counter() - started
-    done.set()
-    sampler.join()
-    if process.returncode != 0:
-        raise SystemExit(f"{executor}: exit {process.returncode}: {err[-2000:]}")
-    return {
-        "wall_s": round(wall, 2),
-        "cpu_s": round(sum(cpu_ticks.values()) / TICKS, 2),
-        "peak_tree_mb": round(peak_kb / 1024, 1),
-        "processes": len(cpu_ticks),
-    }
+    return measure([*cli, "--no-report", "--executor", executor])
 
 
 def main() -> None:
