@@ -73,12 +73,27 @@ def main() -> None:
         real = run_ppi_coverage(
             work / "run", model="offline:rules", keep=args.keep, hidings=args.hidings, seed=33
         )
+        normal = run_ppi_coverage(
+            work / "run",
+            model="offline:rules",
+            keep=args.keep,
+            hidings=args.hidings,
+            seed=33,
+            student=False,
+        ).to_dict()
         per = conversation_figures(
             work / "run", "offline:rules", "offline:rules", ["layers.extraction"]
         )
     y = per["layers.extraction"].candidate
     result = real.to_dict()
     result["run_dir"] = "(temporary)"
+    result["normal"] = {
+        "ppi_coverage": normal["ppi"]["coverage"],
+        "human_coverage": normal["human"]["coverage"],
+        "median_width": normal["median_width"],
+        "wider_share": normal["wider_share"],
+        "max_width_ratio": normal["max_width_ratio"],
+    }
     rng = np.random.default_rng(7)
     needed = []
     for rho in RHOS:

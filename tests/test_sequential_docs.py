@@ -24,6 +24,7 @@ def test_ppi_ami_pool_table() -> None:
     hold are asserted: PPI covers (its Wilson interval reaches 95 %) and is never wider."""
     data = json.loads((ROOT / "benchmarks" / "results" / "bench_ppi_ami.json").read_text())
     ppi, human, width = data["ppi"], data["human"], data["median_width"]
+    normal = data["normal"]
     n, kept = data["conversations"], data["kept"]
     rows = [
         f"Full-gold figure {data['full_gold_figure']:.4f} (offline:rules' extraction agreement "
@@ -32,14 +33,20 @@ def test_ppi_ami_pool_table() -> None:
         "",
         "| interval (95 %, Student t) | covers the full-gold figure [Wilson 95 %] | median width |",
         "|---|---|---|",
-        f"| PPI: the judge on {n} + humans on {kept} | {ppi['coverage']:.1%} "
+        f"| PPI: the judge on {n} + humans on {kept} (Student t) | {ppi['coverage']:.1%} "
         f"[{ppi['coverage_low']:.1%}, {ppi['coverage_high']:.1%}] | {width['ppi']:.4f} |",
-        f"| humans only, the same {kept} | {human['coverage']:.1%} "
+        f"| humans only, the same {kept} (Student t) | {human['coverage']:.1%} "
         f"[{human['coverage_low']:.1%}, {human['coverage_high']:.1%}] | {width['human']:.4f} |",
+        f"| PPI, normal quantile and ppi-python's λ | {normal['ppi_coverage']:.1%} "
+        f"| {normal['median_width']['ppi']:.4f} |",
+        f"| humans only, normal quantile | {normal['human_coverage']:.1%} "
+        f"| {normal['median_width']['human']:.4f} |",
         "",
         f"PPI width / humans-only width: median {data['median_width_ratio']:.3f}, at most "
         f"{data['max_width_ratio']:.3f}; narrower in {data['narrower_share']:.1%} of hidings, "
-        f"wider in {data['wider_share']:.1%} (median λ {data['median_lambda']:.2f}).",
+        f"wider in {data['wider_share']:.1%} (median λ {data['median_lambda']:.2f}); with "
+        f"ppi-python's λ and normal quantiles wider in {normal['wider_share']:.1%}, by up to "
+        f"{normal['max_width_ratio'] - 1:.1%}.",
         "",
         "With a predictor of correlation ρ with the same per-meeting human figure (five "
         f"predictors per ρ, {data['hidings']:,} hidings each):",

@@ -337,11 +337,13 @@ def ppi_coverage(
     model: str = "",
     predictor: str = "",
     run_dir: str = "",
+    student: bool = True,
 ) -> PPICoverage:
     """``hidings`` seeded draws of ``keep`` conversations whose human figure ``y`` is kept (the
     rest hidden), drawn as :func:`run_coverage` draws its subsets; on each, the Student PPI
     interval (``y`` on those kept, the predictor ``f`` on every conversation) and the human-only
-    interval on the same kept ones, each checked against the mean of ``y`` over all."""
+    interval on the same kept ones, each checked against the mean of ``y`` over all
+    (``student=False``: normal quantiles and ppi-python's λ, as the package computes them)."""
     from chatledger.stats import ppi_mean
 
     y = np.asarray(y, dtype=np.float64)
@@ -370,7 +372,7 @@ def ppi_coverage(
     for _ in range(hidings):
         kept = np.zeros(n, dtype=bool)
         kept[np.sort(rng.choice(n, size=keep, replace=False))] = True
-        est = ppi_mean(y[kept], f[kept], f[~kept], alpha=1.0 - confidence, student=True)
+        est = ppi_mean(y[kept], f[kept], f[~kept], alpha=1.0 - confidence, student=student)
         for tally, (low, high) in (
             (result.ppi, (est.low, est.high)),
             (result.human, (est.human_low, est.human_high)),
@@ -391,6 +393,7 @@ def run_ppi_coverage(
     predictor: str = "judge",
     hidings: int = 200,
     seed: int = 0,
+    student: bool = True,
 ) -> PPICoverage:
     """:func:`ppi_coverage` on a finished run scored against human gold: per conversation the
     model's extraction agreement with the humans, and its ``predictor`` layer (a judge: no
@@ -420,4 +423,5 @@ def run_ppi_coverage(
         model=model,
         predictor=figure,
         run_dir=str(run_dir),
+        student=student,
     )
