@@ -251,3 +251,28 @@ def test_only_costs_or_other_wildcards_are_refused(tmp_path: Path) -> None:
         run_until_decided(
             config, load_gate_rules(head + "{layers.*: {max_drop: 0.1}}}"), tmp_path / "d"
         )
+
+
+def test_latency_is_over_the_lines_really_called(tmp_path: Path) -> None:
+    """A line replayed from the call cache took no model time: the candidate's cached lines
+    (every other dialogue, marked 100 s) do not count, so its latency per chunk is still 2 s
+    over the lines really called and the ratio to the baseline's 1 s is exactly 2."""
+    config = _config(tmp_path, candidate_lines=None)
+    _priced(tmp_path / "same.jsonl", 0.001, 1.0)
+    _priced(tmp_path / "cand.jsonl", 0.003, 2.0)
+    lines = (tmp_path / "cand.jsonl").read_text(encoding="utf-8").splitlines()
+    marked = []
+    for i, line in enumerate(lines):
+        record = json.loads(line)
+        if i % 2:
+            record["usage"].update(cached=True, latency_s=100.0)
+        marked.append(json.dumps(record) + "\n")
+    (tmp_path / "cand.jsonl").write_text("".join(marked), encoding="utf-8")
+    text = (
+        "{baseline_model: base, candidate_model: cand, rules: {layers.extraction: {min: 0.5}, "
+        "latency_per_chunk: {max_ratio: 2, max: 1.5}}}"
+    )
+    result = run_until_decided(config, load_gate_rules(text), tmp_path / "d", seed=1)
+    most, ratio = result.rules[1:]
+    assert ratio.estimate == pytest.approx(2.0) and ratio.decision == "pass"  # not above 2
+    assert most.estimate == pytest.approx(2.0) and most.decision == "fail"  # above 1.5 s
