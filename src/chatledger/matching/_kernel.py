@@ -17,38 +17,19 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, process, utils
 
-from chatledger.matching._lsap import solve as python_solve
-
 _solver: Callable[..., tuple[Any, Any]] | None = None
-
-# Matrices up to this many entries are solved in Python (``_lsap``: SciPy's own algorithm and
-# choices, so the same result) until this many have been: by then the Python loop has cost about
-# what ``import scipy.optimize`` does (~0.3 s of CPU against ~11 µs more per matrix), and SciPy
-# takes over for the rest of the process.
-PYTHON_SOLVER_MAX_ENTRIES = 100
-PYTHON_SOLVES_BEFORE_SCIPY = 25_000
-_python_solves = 0
 
 
 def linear_sum_assignment(weights: FloatMatrix, *, maximize: bool = False) -> tuple[Any, Any]:
-    """``scipy.optimize.linear_sum_assignment(weights, maximize=maximize)``: its result, from
-    :func:`chatledger.matching._lsap.solve` on small finite matrices while few have been
-    solved, else from SciPy, imported on its first use.
+    """``scipy.optimize.linear_sum_assignment``, imported on the first call.
 
     Importing ``scipy.optimize`` loads linprog, linalg, sparse and the array-API layer, a
     fixed cost that a command which never assigns (``--help``, ``gate``, ``stats``, reading a
-    run) should not pay, nor one that scores a few thousand chunks of a few items each.
+    run) should not pay; a command that scores pays it once, as any script calling scipy does.
+    The assignment itself is SciPy's, never a hand-written solver: :func:`assign` only skips
+    calling it where the optimum needs no search (one eligible pair per row and column).
     """
-    global _solver, _python_solves
-    if (
-        _solver is None
-        and _python_solves < PYTHON_SOLVES_BEFORE_SCIPY
-        and 0 < weights.size <= PYTHON_SOLVER_MAX_ENTRIES
-        and np.isfinite(weights).all()
-    ):
-        _python_solves += 1
-        rows, cols = python_solve(weights.tolist(), maximize)
-        return np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp)
+    global _solver
     if _solver is None:
         from scipy.optimize import linear_sum_assignment as solver
 
