@@ -1,7 +1,8 @@
 """Coverage of ChatLedger's intervals on real human gold, for docs/statistics.md.
 
     python benchmarks/coverage_tables.py ami-pool /work/shared/data/ami-pool --size 8
-    python benchmarks/coverage_tables.py casino /work/shared/data/casino --size 40 --no-offline
+    python benchmarks/coverage_tables.py casino /work/shared/data/casino --size 40
+    python benchmarks/coverage_tables.py ami-pool /work/shared/data/ami-pool --size 40 --unit chunk
 
 Imports the corpus, builds the population run (human gold as the reference; the offline
 extractor and two simulated challengers, the gold through every corruption operator at 0.1
@@ -36,6 +37,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--unit",
+        default="conversation",
+        help="chunk: subsets of random chunks, intervals resampling chunks (--size chunks); "
+        "writes docs/data/coverage-NAME-chunks.json",
+    )
+    parser.add_argument(
         "--no-offline", action="store_true", help="simulated challengers only (no offline:rules)"
     )
     args = parser.parse_args()
@@ -59,14 +66,17 @@ def main() -> None:
             offline=not args.no_offline,
         )
         execute_run(load_run_config(config), run_dir)
-    result = run_coverage(run_dir, subsets=args.subsets, size=args.size, seed=args.seed)
+    result = run_coverage(
+        run_dir, subsets=args.subsets, size=args.size, seed=args.seed, unit=args.unit
+    )
     data = {
         "corpus": args.name,
         "seconds": round(time.perf_counter() - started, 1),
         **result.to_dict(),
     }
     data["run_dir"] = f"{args.name} population run"
-    out = ROOT / "docs" / "data" / f"coverage-{args.name}.json"
+    suffix = "-chunks" if args.unit == "chunk" else ""
+    out = ROOT / "docs" / "data" / f"coverage-{args.name}{suffix}.json"
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out} ({data['seconds']} s)")
 

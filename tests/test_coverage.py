@@ -9,12 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from chatledger.core import InputError
 from chatledger.demo import human_sample
 from chatledger.demo._population import prepare_population
 from chatledger.runs import execute_run, load_run_config
-from chatledger.runs._coverage import run_coverage
+from chatledger.runs._coverage import draw_subsets, run_coverage
 from chatledger.stats import wilson_interval
 from generated_docs import ROOT, check_block
 
@@ -54,10 +56,16 @@ def test_wilson_interval_by_hand() -> None:
 def coverage_markdown(data: dict[str, Any]) -> str:
     """docs/statistics.md's table of one coverage file: per challenger the overall, each layer
     and each field (a field as "· name"), with how many subsets gave no interval and why."""
+    if data.get("draw", "conversation") == "chunk":
+        drawn = (
+            f"{data['n_chunks']} chunks drawn at random ({data['n_conversations']} conversations)"
+        )
+    else:
+        drawn = f"{data['n_conversations']} conversations"
     rows = [
-        f"{data['subsets']} subsets of {data['size']} of {data['n_conversations']} "
-        f"conversations (unit: {data['unit']}, {data['resamples']} resamples each, seed "
-        f"{data['seed']}); nominal {data['nominal']:.0%}.",
+        f"{data['subsets']} subsets of {data['size']} of {drawn} (unit: {data['unit']}, "
+        f"{data['resamples']} resamples each, seed {data['seed']}); nominal "
+        f"{data['nominal']:.0%}.",
         "",
         "| model | figure | population | coverage [Wilson 95 %] | with an interval | "
         "without (why) | mean width |",
@@ -84,7 +92,7 @@ def coverage_markdown(data: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-@pytest.mark.parametrize("name", ["ami-pool", "casino"])
+@pytest.mark.parametrize("name", ["ami-pool", "casino", "ami-pool-chunks"])
 def test_docs_coverage_tables_are_the_measured_ones(name: str) -> None:
     data = json.loads((ROOT / "docs" / "data" / f"coverage-{name}.json").read_text("utf-8"))
     check_block("docs/statistics.md", f"coverage-{name}", coverage_markdown(data))
@@ -132,3 +140,59 @@ def test_ppi_hidings_from_the_command(population: Path, capsys: pytest.CaptureFi
     assert shown["wider_share"] == 0.0 and shown["ppi"]["with_interval"] == 40
     assert main(args) == 2  # one model, named
     assert "--model" in capsys.readouterr().err
+
+
+def test_chunk_subsets_are_random_chunks_and_conversation_subsets_whole_ones() -> None:
+    """Three conversations of 2, 3 and 1 chunks. Conversation draws take whole conversations
+    (every mask a union of them, always whole); chunk draws take ``size`` distinct chunks at
+    random and say when they split a conversation; the same seed draws the same subsets."""
+    convs = ["a", "a", "b", "b", "b", "c"]
+    blocks = {"a": [0, 1], "b": [2, 3, 4], "c": [5]}
+    for mask, whole in draw_subsets(convs, "conversation", 2, 30, seed=3):
+        held = {convs[i] for i in np.flatnonzero(mask)}
+        assert len(held) == 2 and whole
+        assert sorted(np.flatnonzero(mask)) == sorted(i for c in held for i in blocks[c])
+    by_chunk = draw_subsets(convs, "chunk", 3, 200, seed=3)
+    assert all(int(mask.sum()) == 3 for mask, _ in by_chunk)
+    for mask, whole in by_chunk:
+        picked = set(np.flatnonzero(mask).tolist())
+        assert whole == all(set(blocks[c]) <= picked for c in {convs[i] for i in picked})
+    # Whole only when the 3 chunks are conversation b, or a and c: 2 of C(6, 3) = 20 subsets
+    # (10 %; 200 draws give 0.02-0.2 with room to spare).
+    share = sum(whole for _, whole in by_chunk) / len(by_chunk)
+    assert 0.02 <= share <= 0.2
+    # Every chunk is in half the subsets (3 of 6): about 100 of 200.
+    counts = np.sum([mask for mask, _ in by_chunk], axis=0)
+    assert counts.min() > 60 and counts.max() < 140
+    again = draw_subsets(convs, "chunk", 3, 200, seed=3)
+    assert all((m1 == m2).all() for (m1, _), (m2, _) in zip(by_chunk, again, strict=True))
+
+
+def test_chunk_unit_draws_chunks(population: Path) -> None:
+    result = run_coverage(population, subsets=10, size=12, resamples=100, seed=1, unit="chunk")
+    assert (result.unit, result.draw, result.n_chunks) == ("chunk", "chunk", 47)
+    assert result.to_dict()["draw"] == "chunk"
+    overall = next(f for f in result.figures if f.figure == "overall")
+    assert overall.with_interval + sum(overall.without.values()) == 10
+    with pytest.raises(InputError, match="subset size of 47 chunks"):
+        run_coverage(population, subsets=10, size=47, unit="chunk")
+
+
+def test_a_subset_that_splits_conversations_has_no_downstream(population: Path) -> None:
+    """Consumers read whole conversations and the run stores their counts per conversation:
+    a subset of chunks that splits one has no downstream figure (counted apart)."""
+    from chatledger.runs._coverage import _subset_series
+    from chatledger.runs._paired import load_run_side, read_conversation_run
+
+    record = read_conversation_run(population, "population")
+    model = next(m for m in record.models if "downstream" in m.layers)
+    series = load_run_side(population, record, model).series
+    mask = np.zeros(len(record.chunk_conversations), dtype=bool)
+    mask[:20] = True
+    order = list(range(20))  # one chunk a dialogue: the first 20 conversations
+    whole = _subset_series(series, mask, order, record, model.left_out)
+    split = _subset_series(series, mask, order, record, model.left_out, whole=False)
+    assert whole is not None and split is not None
+    assert "downstream" in whole.layer_scores and split.downstream is None
+    assert "downstream" not in split.layer_scores
+    assert split.field_scores == whole.field_scores

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -14,12 +14,25 @@ from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdo
 def coverage_command(
     run_dir: Annotated[Path, typer.Argument(help="a finished run: the population")],
     subsets: Annotated[int, typer.Option(min=10, help="subsets drawn")] = 200,
-    size: Annotated[int, typer.Option(min=2, help="conversations in each subset")] = 8,
+    size: Annotated[
+        int, typer.Option(min=2, help="conversations (chunks with --unit chunk) in each subset")
+    ] = 8,
     seed: Annotated[int, typer.Option(help="seed of the draws")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="bootstrap resamples per subset")] = 500,
     unit: Annotated[
-        str, typer.Option(help="unit of the subsets' intervals: conversation or chunk")
+        str,
+        typer.Option(
+            help="conversation: subsets of whole conversations, intervals resampling them; "
+            "chunk: subsets of random chunks, intervals resampling chunks"
+        ),
     ] = "conversation",
+    draw: Annotated[
+        str | None,
+        typer.Option(
+            help="what a subset is made of, if not the unit: conversation or chunk (e.g. "
+            "random chunks with conversation-level intervals: --draw chunk)"
+        ),
+    ] = None,
     model: Annotated[
         list[str] | None, typer.Option(help="only this challenger (repeatable)")
     ] = None,
@@ -43,7 +56,10 @@ def coverage_command(
     Each subset of SIZE conversations is scored as a run of those conversations would be, with
     its intervals; the share of intervals containing the whole run's figure is the coverage,
     shown with its Wilson interval beside the nominal level. Figures without an interval on a
-    subset (too few conversations, few items, no value) are counted apart."""
+    subset (too few conversations, few items, no value) are counted apart. With --unit chunk
+    a subset is SIZE chunks drawn at random from all the run's chunks and its intervals
+    resample chunks (what `stats: {unit: chunk}` gives such a sample); --draw chunk alone
+    keeps conversation-level intervals on random chunks."""
     from rich.table import Table
 
     from chatledger.core import InputError
@@ -66,13 +82,14 @@ def coverage_command(
         resamples=resamples,
         unit=unit,
         models=model,
+        draw=draw,
     )
     if output_format is OutputFormat.json:
         emit_json(result.to_dict())
         return
     table = Table(
         title=f"Coverage of {result.nominal:.0%} intervals: {result.subsets} subsets of "
-        f"{result.size} of {result.n_conversations} conversations (unit: {result.unit})",
+        f"{result.size} of {_population(result)} (intervals resample: {result.unit}s)",
         title_justify="left",
     )
     for col in (
@@ -144,6 +161,12 @@ def _print_ppi_coverage(
         f"  PPI width / humans-only width: median {data['median_width_ratio']:.3f}, at most "
         f"{data['max_width_ratio']:.3f}; narrower in {data['narrower_share']:.1%} of hidings"
     )
+
+
+def _population(result: Any) -> str:
+    if result.draw == "chunk":
+        return f"{result.n_chunks} chunks, drawn at random ({result.n_conversations} conversations)"
+    return f"{result.n_conversations} conversations"
 
 
 @app.command("plan")

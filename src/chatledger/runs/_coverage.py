@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from chatledger.core import InputError
 from chatledger.record import ConversationRun, ModelResult
@@ -77,6 +78,8 @@ class CoverageResult:
     seed: int
     resamples: int
     figures: list[FigureCoverage]
+    draw: str = "conversation"  # what a subset is made of: whole conversations, or chunks
+    n_chunks: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,7 +88,9 @@ class CoverageResult:
             "subsets": self.subsets,
             "size": self.size,
             "unit": self.unit,
+            "draw": self.draw,
             "n_conversations": self.n_conversations,
+            "n_chunks": self.n_chunks,
             "seed": self.seed,
             "resamples": self.resamples,
             "figures": [f.to_dict(self.nominal) for f in self.figures],
@@ -101,15 +106,25 @@ def run_coverage(
     resamples: int = 500,
     unit: str = "conversation",
     models: Sequence[str] | None = None,
+    draw: str | None = None,
 ) -> CoverageResult:
     """Empirical coverage of the intervals of every figure of every challenger (or of
-    ``models``) over ``subsets`` random subsets of ``size`` whole conversations."""
+    ``models``) over ``subsets`` random subsets of ``size`` whole conversations — or, with
+    ``draw="chunk"`` (the default when ``unit="chunk"``), of ``size`` chunks drawn at random
+    from all the run's chunks, as a user's sample of loose chunks would be. ``unit`` is how
+    each subset's intervals resample (the run's ``stats: {unit: …}``). A subset of chunks
+    that splits a conversation has no downstream figure (consumers read whole
+    conversations): its downstream, and an overall that needs it, are counted apart."""
+    draw = draw or unit
+    if draw not in ("conversation", "chunk"):
+        raise InputError(f"draw must be conversation or chunk, not {draw!r}", field="draw")
     record = read_conversation_run(run_dir, "population")
     conversations = list(dict.fromkeys(record.chunk_conversations))
-    if not 2 <= size < len(conversations):
+    n_chunks = len(record.chunk_conversations)
+    population = len(conversations) if draw == "conversation" else n_chunks
+    if not 2 <= size < population:
         raise InputError(
-            f"a subset size of {size} conversations: the run has {len(conversations)}; "
-            "choose 2 ≤ size < that",
+            f"a subset size of {size} {draw}s: the run has {population}; choose 2 ≤ size < that",
             field="size",
         )
     chosen = [m for m in record.models if models is None or m.name in models]
@@ -124,22 +139,17 @@ def run_coverage(
     )
     chunk_conv = np.array(record.chunk_conversations)
     position = {c: i for i, c in enumerate(conversations)}
-    rng = np.random.default_rng(seed)
-    draws = [
-        np.sort(rng.choice(len(conversations), size=size, replace=False)) for _ in range(subsets)
-    ]
+    draws = draw_subsets(record.chunk_conversations, draw, size, subsets, seed)
     out: dict[tuple[str, str], FigureCoverage] = {}
     for model in chosen:
         side = load_run_side(run_dir, record, model)
         truths = _truths(model)
         for key, truth in truths.items():
             out[(model.name, key)] = FigureCoverage(model.name, key, truth)
-        for r, picked in enumerate(draws):
-            names = {conversations[i] for i in picked}
-            mask = np.array([c in names for c in chunk_conv])
-            sub_convs = [c for c in record.chunk_conversations if c in names]
+        for r, (mask, whole) in enumerate(draws):
+            sub_convs = [str(c) for c in chunk_conv[mask]]
             order = [position[c] for c in dict.fromkeys(sub_convs)]
-            sub = _subset_series(side.series, mask, order, record, model.left_out)
+            sub = _subset_series(side.series, mask, order, record, model.left_out, whole=whole)
             if sub is None:
                 continue
             stats = compute_run_stats(
@@ -163,7 +173,10 @@ def run_coverage(
             for key, tally in ((k, out[(model.name, k)]) for k in truths):
                 shown = _shown(sub, key)
                 if shown is None:
-                    tally.without["no value"] = tally.without.get("no value", 0) + 1
+                    reason = (
+                        "conversations split" if key == "downstream" and not whole else ("no value")
+                    )
+                    tally.without[reason] = tally.without.get(reason, 0) + 1
                     continue
                 if key == "overall" and gone:
                     reason = f"{', '.join(gone)} left out"
@@ -198,7 +211,35 @@ def run_coverage(
         seed,
         resamples,
         figures,
+        draw,
+        n_chunks,
     )
+
+
+def draw_subsets(
+    chunk_conversations: Sequence[str], draw: str, size: int, subsets: int, seed: int
+) -> list[tuple[npt.NDArray[np.bool_], bool]]:
+    """``subsets`` random subsets of the run's chunks, each as (mask over the chunks, whether
+    every conversation it touches is whole): ``size`` distinct conversations with all their
+    chunks (``draw="conversation"``), or ``size`` distinct chunks drawn from all of them
+    (``draw="chunk"``), seeded."""
+    conversations = list(dict.fromkeys(chunk_conversations))
+    chunk_conv = np.array(chunk_conversations)
+    population = len(conversations) if draw == "conversation" else len(chunk_conversations)
+    rng = np.random.default_rng(seed)
+    out: list[tuple[npt.NDArray[np.bool_], bool]] = []
+    for _ in range(subsets):
+        picked = np.sort(rng.choice(population, size=size, replace=False))
+        if draw == "conversation":
+            names = {conversations[i] for i in picked}
+            mask = np.array([c in names for c in chunk_conversations])
+            out.append((mask, True))
+            continue
+        mask = np.zeros(len(chunk_conversations), dtype=bool)
+        mask[picked] = True
+        held = set(chunk_conv[mask].tolist())
+        out.append((mask, all(mask[chunk_conv == c].all() for c in held)))
+    return out
 
 
 def _order(key: str) -> tuple[int, str]:
@@ -225,13 +266,17 @@ def _subset_series(
     order: Sequence[int],
     record: ConversationRun,
     left_out: Mapping[str, str],
+    *,
+    whole: bool = True,
 ) -> ModelSeries | None:
     """The series of the chunks in ``mask`` (conversations ``order``), with the figures a run
-    of those conversations shows, computed with the run's own functions."""
+    of those chunks shows, computed with the run's own functions. Unless every conversation
+    is ``whole`` (all its chunks in the mask) there is no downstream figure: the stored counts
+    are per conversation."""
     sub = ModelSeries(name=series.name, aggregate=series.aggregate)
     sub.field_stats = {f: m[mask] for f, m in series.field_stats.items() if m[mask][:, 0].sum() > 0}
     sub.judge = series.judge[mask] if series.judge is not None else None
-    if series.downstream is not None:
+    if series.downstream is not None and whole:
         rows = np.asarray(order, dtype=np.intp)
         sub.downstream = {
             c: {k: v[rows] for k, v in counts.items()} for c, counts in series.downstream.items()
