@@ -159,7 +159,7 @@ def assign(
     if scores.size == 0:
         return _EMPTY_INDEX, _EMPTY_INDEX
     eligible = scores >= cutoff
-    hits = np.flatnonzero(eligible).tolist()
+    hits = eligible.reshape(-1).nonzero()[0].tolist()  # np.flatnonzero without its wrapper
     if not hits:
         return _EMPTY_INDEX, _EMPTY_INDEX
     m, n = scores.shape

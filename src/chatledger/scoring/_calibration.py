@@ -18,7 +18,23 @@ def bin_indices(conf: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
 
 def bin_index(confidence: float, n_bins: int = N_BINS) -> int:
     """:func:`bin_indices` of one confidence (the same rounding and bounds)."""
+    if n_bins != N_BINS:
+        return _bin_index(confidence, n_bins)
+    # Models state few distinct confidences (0.8, 0.95 …): each is binned once, up to a bound.
+    known = _BINS.get(confidence)
+    if known is None:
+        known = _bin_index(confidence, N_BINS)
+        if len(_BINS) < _BINS_KEPT:
+            _BINS[confidence] = known
+    return known
+
+
+def _bin_index(confidence: float, n_bins: int) -> int:
     return min(max(math.ceil(round(confidence * n_bins, 9)) - 1, 0), n_bins - 1)
+
+
+_BINS: dict[float, int] = {}
+_BINS_KEPT = 4096
 
 
 def _arrays(pairs: Sequence[tuple[float, bool]]) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -77,7 +78,7 @@ class FieldRule:
             return None
         return self.terms[0]
 
-    @property
+    @cached_property
     def pair_terms(self) -> tuple[Term, ...]:
         """The terms over matched pairs, pooled over chunks as (Σ value, Σ pairs)."""
         return tuple(t for t in self.terms if t.over_pairs)

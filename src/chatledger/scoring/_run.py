@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 from array import array
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -453,9 +454,10 @@ _EVIDENCE_LISTS = _lists_with_evidence()
 
 def _cites_unknown(extraction: ExtractionV3, known: Container[str], fields: Sequence[str]) -> bool:
     """Whether any message id :func:`unknown_ids` checks is missing from ``known``."""
+    cited = known.__contains__
     for name in fields:
         if name == "evidence_message_ids":
-            if any(mid not in known for mid in extraction.evidence_message_ids):
+            if not all(map(cited, extraction.evidence_message_ids)):
                 return True
         elif name == "emotional_arc":
             arc = extraction.emotional_arc
@@ -467,7 +469,7 @@ def _cites_unknown(extraction: ExtractionV3, known: Container[str], fields: Sequ
                     return True
         elif name in _EVIDENCE_LISTS:
             for item in getattr(extraction, name):
-                if any(mid not in known for mid in item.evidence):
+                if not all(map(cited, item.evidence)):
                     return True
     return False
 
@@ -580,8 +582,7 @@ class FieldTotals:
                 components = FIELD_SCORERS.get(name).components
                 self._components[name] = dict.fromkeys(components, 0.0)
                 self._item_components[name] = dict.fromkeys(components, 0.0)
-            for i, value in enumerate(chunk_statistics(name, score, ok)):
-                sums[i] += value
+            self._sums[name] = list(map(operator.add, sums, chunk_statistics(name, score, ok)))
             running = self._components[name]
             for comp in running:
                 running[comp] += score.components[comp]
