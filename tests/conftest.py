@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -164,10 +165,23 @@ def _private_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 @pytest.fixture(scope="session")
 def docs_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``make demo``'s output (``runs/demo``), made once per session for the README's and the
-    docs' examples (tests/docs_blocks.py)."""
+    docs' examples (tests/docs_blocks.py) — once for all xdist workers too: the first makes it
+    under a lock in the folder they share, the others read it."""
+    import fcntl
+
     from docs_blocks import make_demo
 
-    return make_demo(tmp_path_factory.mktemp("demo"))
+    shared = tmp_path_factory.getbasetemp().parent
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        shared = tmp_path_factory.getbasetemp()
+    folder = shared / "docs-demo"
+    with (shared / "docs-demo.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "done").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            make_demo(folder)
+            (folder / "done").touch()
+    return folder / "runs" / "demo"
 
 
 @pytest.fixture(scope="session")
