@@ -341,3 +341,48 @@ def test_message_ids_not_in_the_chunk_are_problems_of_the_line(
         f"{challenger}:1 [extraction.conversation_phases.0.end_message_id]: message id 'yy' "
         "is not in chunk ex-1",
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# Line indexes (issue 34): a run's batches parse only their own chunks' lines
+
+
+def test_records_read_by_their_lines_alone_are_the_whole_files(tmp_path: Path) -> None:
+    from chatledger.corpus import index_extraction_lines, read_indexed_records
+
+    lines = [
+        b"\xef\xbb\xbf" + GOOD,  # a BOM on line 1: dropped
+        *(raw for raw, _, _ in BAD_LINES),  # c\q and c-2 kept invalid, the rest duplicates
+        b'{"chunk_id": "c-3", "sample": 1, "extraction": {"topics": ["a"]}}',
+        b"",
+        b'{"chunk_id": "c-3", "extraction": {"topics": ["b"]}}',  # sample 0 after sample 1
+        b'{"chunk_id": "c-4", "model": "\xff"}',  # not UTF-8, first line of c-4: kept invalid
+        b'{"chunk_id": "c-5", "sample": -1, "extraction": {}}',  # a bad sample: no chunk
+        b'{"chunk_id": "c-3", "extraction": {"topics": ["c"]}}',  # a duplicate of c-3
+    ]
+    path = _write(tmp_path / "x.jsonl", *lines)
+    whole = read_extractions(path).records
+    index = index_extraction_lines(path)
+    assert list(index.lines) == list(whole) == ["c-1", "c\\q", "c-2", "c-3", "c-4"]
+    # Any order, any subset; a chunk without a line is left out.
+    wanted = ["c-4", "c-3", "none", "c-1", "c-2", "c\\q"]
+    alone = read_indexed_records(index, wanted)
+    assert list(alone) == [c for c in wanted if c in whole]
+    assert alone.path == whole.path == str(path)
+    for chunk_id, record in alone.items():
+        assert record == whole[chunk_id]
+    assert alone["c-3"].extraction is not None
+    assert alone["c-3"].extraction.topics == ["b"]
+
+
+def test_chunks_read_by_their_lines_alone_are_the_whole_files(tmp_path: Path) -> None:
+    from chatledger.corpus import index_chunk_lines, read_indexed_chunks
+
+    chunks = [make_chunk(chunk_id=f"c-{i}") for i in range(4)]
+    raw = [json.dumps(c.model_dump(mode="json")).encode() for c in chunks]
+    path = _write(tmp_path / "chunks.jsonl", b"\xef\xbb\xbf" + raw[0], b"  ", *raw[1:])
+    index = index_chunk_lines(path)
+    assert read_indexed_chunks(index, [3, 0, 2]) == [read_chunks(path)[i] for i in (3, 0, 2)]
+    path.write_bytes(b"\n" * 10_000)  # changed since it was indexed: one line naming it
+    with pytest.raises(InputError, match="changed while the run read it"):
+        read_indexed_chunks(index, [1])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from chatledger.corpus._lines import (
     parse_json_line,
     read_json_lines,
     read_json_lines_at,
+    read_json_lines_located,
     reread_json_line,
 )
 
@@ -481,3 +482,90 @@ class ExtractionStream:
         record, _problem, _sample = _parse_line(json_line, path=self.path, vocabulary=self._vocab)
         assert record is not None
         return record
+
+
+@dataclass(frozen=True)
+class LineIndex:
+    """Where the lines of one JSONL file sit, so that a reader can parse only the few it needs.
+
+    For an extraction file ``lines`` maps each chunk id to the line :func:`read_extractions`
+    keeps for it (sample 0, the first line naming the chunk); for a chunks file ``lines`` is
+    keyed by position (0, 1, …: the n-th chunk). Each place is (line number, byte offset,
+    byte length); ``first_line`` is the file's first non-blank line (the one a whole-document
+    message is given on). A few dozen bytes per line instead of the parsed records.
+    """
+
+    path: str
+    first_line: int
+    lines: dict[Any, tuple[int, int, int]]
+
+
+def _line_identity(json_line: JsonLine, path: str) -> tuple[str | None, int]:
+    """(chunk id, sample) of a line, as :func:`_parse_line` decides them (chunk id None: a
+    line no chunk is attributed to), without validating what the line holds when it is a
+    JSON object: the ids decide which line a chunk keeps, its contents do not."""
+    if json_line.ok:
+        data = json_line.value
+        chunk_id = data.get("chunk_id")
+        if not isinstance(chunk_id, str) or not chunk_id:
+            return None, 0
+        sample = data.get("sample", 0)
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+            return None, 0
+        return chunk_id, sample
+    record, _problem, sample = _parse_line(json_line, path=path)
+    return (record.chunk_id if record is not None else None), sample
+
+
+def index_extraction_lines(path: str | Path) -> LineIndex:
+    """The :class:`LineIndex` of an extraction file: chunk id → its kept sample-0 line."""
+    text_path = str(Path(path))
+    first_line = 0
+    seen: set[tuple[str, int]] = set()
+    lines: dict[Any, tuple[int, int, int]] = {}
+    for json_line, offset, size in read_json_lines_at(path):
+        first_line = first_line or json_line.number
+        chunk_id, sample = _line_identity(json_line, text_path)
+        if chunk_id is None or (chunk_id, sample) in seen:
+            continue
+        seen.add((chunk_id, sample))
+        if sample == 0:
+            lines[chunk_id] = (json_line.number, offset, size)
+    return LineIndex(text_path, first_line, lines)
+
+
+def index_chunk_lines(path: str | Path) -> LineIndex:
+    """The :class:`LineIndex` of a chunks file: position → line. The lines are not checked
+    here: whoever reads them whole (:func:`read_chunks`) does that."""
+    first_line = 0
+    lines: dict[Any, tuple[int, int, int]] = {}
+    for json_line, offset, size in read_json_lines_at(path):
+        first_line = first_line or json_line.number
+        lines[len(lines)] = (json_line.number, offset, size)
+    return LineIndex(str(Path(path)), first_line, lines)
+
+
+def read_indexed_records(index: LineIndex, chunk_ids: Sequence[str]) -> RecordMap:
+    """The records :func:`read_extractions` keeps for ``chunk_ids`` (in that order; a chunk
+    the file has no line for is left out), parsed from their lines alone."""
+    records = RecordMap(index.path)
+    found = [(cid, index.lines[cid]) for cid in chunk_ids if cid in index.lines]
+    read = read_json_lines_located(index.path, [place for _, place in found], index.first_line)
+    for (cid, _), json_line in zip(found, read, strict=True):
+        record, _problem, _sample = _parse_line(json_line, path=index.path)
+        assert record is not None and record.chunk_id == cid
+        records[cid] = record
+    return records
+
+
+def read_indexed_chunks(index: LineIndex, positions: Sequence[int]) -> list[Chunk]:
+    """The chunks at ``positions`` of a chunks file :func:`read_chunks` has already checked."""
+    places = [index.lines[p] for p in positions]
+    chunks: list[Chunk] = []
+    for json_line in read_json_lines_located(index.path, places, index.first_line):
+        try:
+            chunks.append(Chunk.model_validate(json_line.value))
+        except ValidationError as exc:  # only when the file changed since it was checked
+            where, msg = first_validation_error(exc)
+            raise InputError(msg, path=index.path, line=json_line.number, field=where) from None
+    return chunks

@@ -37,7 +37,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -245,7 +245,8 @@ def read_json_lines(path: str | Path) -> Iterator[JsonLine]:
 
 def read_json_lines_at(path: str | Path) -> Iterator[tuple[JsonLine, int, int]]:
     """:func:`read_json_lines` with where each line sits: (line, byte offset, byte length),
-    so that a reader can come back to one line (:func:`reread_json_line`)."""
+    so that a reader can come back to one line (:func:`reread_json_line`,
+    :func:`read_json_lines_located`)."""
     path = Path(path)
     handle = _open(path)
     first_content = True
@@ -254,40 +255,57 @@ def read_json_lines_at(path: str | Path) -> Iterator[tuple[JsonLine, int, int]]:
         for number, raw in enumerate(handle, start=1):
             start, size = offset, len(raw)
             offset += size
-            if number == 1 and raw.startswith(UTF8_BOM):
-                raw = raw[len(UTF8_BOM) :]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                text = raw.decode("utf-8", errors="replace")
-                if _is_blank(text):
-                    continue
-                first_content = False
-                byte = raw[exc.start]
-                yield (
-                    JsonLine(
-                        number,
-                        text,
-                        None,
-                        f"not UTF-8 (byte 0x{byte:02x} at byte {exc.start + 1})",
-                    ),
-                    start,
-                    size,
-                )
+            line = _decode_line(raw, number, path, first_content)
+            if line is None:
                 continue
-            if _is_blank(text):
-                continue
-            value = fast_loads(raw)
-            if type(value) is dict:
-                line = JsonLine(number, text, value)
-            else:
-                line = parse_json_line(text, number)
-                if first_content and not line.ok and not line.field:
-                    whole = whole_document(path)
-                    if whole is not None:
-                        line = JsonLine(number, text, line.value, whole)
             first_content = False
             yield line, start, size
+
+
+def _decode_line(raw: bytes, number: int, path: Path, first_content: bool) -> JsonLine | None:
+    """One line's bytes as :func:`read_json_lines_at` gives them (None: a blank line);
+    ``first_content``: no non-blank line comes before it (a whole-document file is named)."""
+    if number == 1 and raw.startswith(UTF8_BOM):
+        raw = raw[len(UTF8_BOM) :]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", errors="replace")
+        if _is_blank(text):
+            return None
+        byte = raw[exc.start]
+        return JsonLine(
+            number, text, None, f"not UTF-8 (byte 0x{byte:02x} at byte {exc.start + 1})"
+        )
+    if _is_blank(text):
+        return None
+    value = fast_loads(raw)
+    if type(value) is dict:
+        return JsonLine(number, text, value)
+    line = parse_json_line(text, number)
+    if first_content and not line.ok and not line.field:
+        whole = whole_document(path)
+        if whole is not None:
+            line = JsonLine(number, text, line.value, whole)
+    return line
+
+
+def read_json_lines_located(
+    path: str | Path, places: Sequence[tuple[int, int, int]], first_line: int
+) -> Iterator[JsonLine]:
+    """The lines :func:`read_json_lines_at` gave at ``places`` — (line number, byte offset,
+    byte length) each, in any order — decoded again exactly as it decoded them; ``first_line``
+    is the number of the file's first non-blank line. A file that changed since (a place
+    that is now blank) fails in one line naming it."""
+    path = Path(path)
+    handle = _open(path)
+    with handle:
+        for number, offset, size in places:
+            handle.seek(offset)
+            line = _decode_line(handle.read(size), number, path, number == first_line)
+            if line is None:
+                raise InputError("the file changed while the run read it", path=path, line=number)
+            yield line
 
 
 def reread_json_line(handle: Any, number: int, offset: int, size: int) -> JsonLine:

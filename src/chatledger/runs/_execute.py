@@ -279,7 +279,13 @@ class _Run:
         if unscored_note is not None:
             note = f"{unscored_note}; {note}" if note else unscored_note
         reference_name = config.reference.label or reference_facts.source_model
-        spec = RunSpec(**{**spec.__dict__, "reference_model": reference_facts.source_model})
+        spec = RunSpec(
+            **{
+                **spec.__dict__,
+                "reference_model": reference_facts.source_model,
+                "covered": reference_facts.covered,
+            }
+        )
         plans = self._plan_models(challenger_paths, challenger_facts, reference_name, spec)
 
         # Stages score / judge / downstream: every batch of every model still to compute.

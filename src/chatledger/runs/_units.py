@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -30,7 +30,17 @@ from chatledger.core import (
     RecordStatus,
     long_chunk_note,
 )
-from chatledger.corpus import ExtractionFile, RecordMap, read_chunks, read_extractions
+from chatledger.corpus import (
+    ExtractionFile,
+    LineIndex,
+    RecordMap,
+    index_chunk_lines,
+    index_extraction_lines,
+    read_chunks,
+    read_extractions,
+    read_indexed_chunks,
+    read_indexed_records,
+)
 from chatledger.downstream import (
     ConsumerOutputs,
     build_outputs,
@@ -49,18 +59,18 @@ from chatledger.scoring import (
 
 T = TypeVar("T")
 
-# Parsed files kept per worker process, keyed by path, size and modification time: a file
-# edited between two runs in a long-lived worker (a Dask cluster) is read again.
+# Line indexes (corpus.LineIndex: where each chunk's line sits, not the parsed records) kept
+# per worker process, keyed by path, size and modification time: a file edited between two
+# runs in a long-lived worker (a Dask cluster) is indexed again. A batch parses only its own
+# chunks' lines, so no worker holds a whole parsed file (issue 34: the parsed files were the
+# largest share of a run's memory, ~230 kB of the ~390 kB per chunk).
 _FILES: OrderedDict[tuple[str, str, int, int], Any] = OrderedDict()
 _needed_files = 0  # raised by a BatchGroup to the files it reads (chunks, reference, models)
-_KEEP_FILES = 4  # at least: the chunks, the reference and two challengers (see BatchGroup)
+_KEEP_FILES = 8  # at least: the chunks, the reference and two challengers (see BatchGroup)
 
 
 def _cached(kind: str, path: str, load: Callable[[str], T]) -> T:
-    try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
+    info = _stat(path)
     key = (kind, path, info.st_size, info.st_mtime_ns)
     if key in _FILES:
         _FILES.move_to_end(key)
@@ -73,12 +83,31 @@ def _cached(kind: str, path: str, load: Callable[[str], T]) -> T:
     return value
 
 
+def _chunk_lines(path: str) -> LineIndex:
+    return _cached("chunk lines", path, index_chunk_lines)
+
+
+def _record_lines(path: str) -> LineIndex:
+    return _cached("record lines", path, index_extraction_lines)
+
+
 def _chunks(path: str) -> list[Chunk]:
-    return _cached("chunks", path, read_chunks)
+    """The whole chunks file, parsed for one unit and not kept."""
+    _stat(path)
+    return read_chunks(path)
 
 
 def _extractions(path: str) -> ExtractionFile:
-    return _cached("extractions", path, read_extractions)
+    """A whole extraction file, parsed for one unit and not kept."""
+    _stat(path)
+    return read_extractions(path)
+
+
+def _stat(path: str) -> os.stat_result:
+    try:
+        return os.stat(path)
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
 
 
 @dataclass(frozen=True)
@@ -92,6 +121,9 @@ class RunSpec:
     offline_judges: tuple[str, ...] = ()
     consumer_weights: tuple[tuple[str, float], ...] | None = None
     reference_model: str = "reference"
+    # The fields the whole reference covers (ModelFacts.covered of the reference; None: all),
+    # known once the inputs are described: the batches' consumers read it from here.
+    covered: tuple[str, ...] | None = None
 
     def weights(self) -> dict[str, float] | None:
         return dict(self.consumer_weights) if self.consumer_weights is not None else None
@@ -338,16 +370,6 @@ class BatchResult:
     covered: tuple[str, ...] | None = None
 
 
-def _subset(records: Mapping[str, ExtractionRecord], ids: Sequence[str]) -> RecordMap:
-    """A batch's records, remembering their file (problems name it, as for the whole file)."""
-    subset = RecordMap(str(getattr(records, "path", "") or ""))
-    for cid in ids:
-        record = records.get(cid)
-        if record is not None:
-            subset[cid] = record
-    return subset
-
-
 @dataclass(frozen=True)
 class BatchGroup:
     """The batches of every model still to compute for the same chunks, computed in one task:
@@ -368,13 +390,15 @@ def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchR
     :class:`BatchGroup` (the same chunks, the same reference)."""
     shared = {} if shared is None else shared
     run = unit.run
-    all_chunks = _chunks(run.chunks_path)
-    chunks = [all_chunks[p] for p in unit.positions]
+    if "chunks" not in shared:
+        # The same chunks for every model of a group: parsed once, with the reference's lines.
+        shared["chunks"] = read_indexed_chunks(_chunk_lines(run.chunks_path), unit.positions)
+        ids = [c.chunk_id for c in shared["chunks"]]
+        shared["reference"] = read_indexed_records(_record_lines(run.reference_path), ids)
+    chunks: list[Chunk] = shared["chunks"]
     ids = [c.chunk_id for c in chunks]
-    reference = _extractions(run.reference_path)
-    source = _extractions(unit.path)
-    ref = _subset(reference.records, ids)
-    chal = _subset(source.records, ids)
+    ref: RecordMap = shared["reference"]
+    chal = read_indexed_records(_record_lines(unit.path), ids)
     result = BatchResult(unit.positions)
     if "extraction" in unit.layers:
         if any(r.extraction is not None for r in ref.values()):
@@ -406,9 +430,8 @@ def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchR
         weights = run.weights()
         if "reference_outputs" not in shared:
             # Coverage is the whole reference's (every batch runs the same consumers).
-            shared["covered"] = reference_coverage(reference.records, all_chunks)
-            shared["reference_outputs"] = build_outputs(chunks, ref, shared["covered"], weights)
-        result.covered = shared["covered"]
+            shared["reference_outputs"] = build_outputs(chunks, ref, run.covered, weights)
+        result.covered = run.covered
         result.reference_outputs = shared["reference_outputs"]
         result.challenger_outputs = build_outputs(chunks, chal, result.covered, weights)
         for conv, ref_outputs in result.reference_outputs.items():
