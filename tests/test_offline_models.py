@@ -206,6 +206,20 @@ def test_a_run_config_source_can_be_an_offline_extractor(tmp_path: Path, offline
     assert len(extracted.read_text().splitlines()) == n_chunks
 
 
+def test_a_relative_out_reaches_the_units_as_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Workers of a cluster may run in another folder: the extracted file they read is named by
+    # its absolute path (issue 34), whatever --out the run was given.
+    config = write_config(tmp_path, {"model": "offline:rules", "name": "rules"})
+    monkeypatch.chdir(tmp_path)
+    result = execute_run(load_run_config(config), Path("out"))
+    assert result.out_dir == tmp_path / "out"
+    inputs = json.loads((tmp_path / "out" / "run.json").read_text())["inputs"]
+    (extracted,) = [i["path"] for i in inputs if i["role"] == "challenger:rules"]
+    assert extracted == str(tmp_path / "out" / "extractions" / "rules.jsonl")
+
+
 @pytest.mark.parametrize(
     ("challenger", "message"),
     [

@@ -121,7 +121,10 @@ def execute_run(
     Sources that name a model are extracted first (see ``runs._models``); ``hub`` replaces the
     provider hub the run would build from its config (cache, budget, prices, concurrency).
     ``executor`` (``local``, ``processes[:N]``, ``dask[:ADDRESS]``) overrides the config's.
+    ``out_dir`` is made absolute first: the files a run extracts into it are read by workers
+    that may have another working folder (a Dask worker started elsewhere).
     """
+    out_dir = Path(out_dir).absolute()
     if isinstance(executor, ExecutorSpec):
         spec = executor
     else:
