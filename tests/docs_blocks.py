@@ -249,6 +249,30 @@ def _requirements_met(name: str, extras: set[str], spec: str, seen: set[str] | N
             _requirements_met(requirement.name, set(requirement.extras), spec, seen)
 
 
+FAKE_LLAMA = Path(__file__).resolve().parent / "fakes" / "fake_llama_server.py"
+
+
+def stand_in_local_models(folder: Path, *, before: str = "") -> dict[str, str]:
+    """The environment in which ``local:`` models are served by the stand-in llama-server
+    (:mod:`fakes.fake_llama_server`): a file for each catalogue model in ``folder``, its hash
+    stamp saying it was checked (so the catalogue's SHA-256 is taken as its own), and the
+    stand-in as ``CHATLEDGER_LLAMA_SERVER`` (``before``: shell lines run before it starts)."""
+    from chatledger.providers import CATALOGUE
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in CATALOGUE.values():
+        model = folder / entry.file_name
+        model.write_bytes(b"GGUF stand-in")
+        stat = model.stat()
+        stamp = f"{entry.sha256} {stat.st_size} {int(stat.st_mtime)}\n"
+        model.with_name(model.name + ".sha256").write_text(stamp, encoding="utf-8")
+    binary = folder / "llama-server"
+    script = f'#!/bin/sh\n{before}exec "{sys.executable}" "{FAKE_LLAMA}" "$@"\n'
+    binary.write_text(script, encoding="utf-8")
+    binary.chmod(0o755)
+    return {"CHATLEDGER_LLAMA_SERVER": str(binary), "CHATLEDGER_MODELS_DIR": str(folder)}
+
+
 def _free_port(port: int) -> bool:
     with socket.socket() as probe:
         try:

@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from chatledger.demo import write_examples
-from chatledger.providers import CATALOGUE
 from docs_blocks import (
     ROOT,
     Block,
     BlockRunner,
     fake_openai,
     read_blocks,
+    stand_in_local_models,
     unrunnable,
 )
 from fakes.llm_server import (
@@ -38,7 +37,6 @@ from fakes.llm_server import (
 
 DOCS = ROOT / "docs"
 DOC_NAMES = sorted(p.name for p in DOCS.glob("*.md") if read_blocks(p))
-FAKE_LLAMA = Path(__file__).resolve().parent / "fakes" / "fake_llama_server.py"
 
 
 def test_every_block_is_run_or_a_file() -> None:
@@ -69,19 +67,8 @@ def server(docs_gold: dict[str, dict[str, object]]) -> Iterator[FakeLLMServer]:
 
 @pytest.fixture(scope="session")
 def local_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """``local:`` models served by the stand-in llama-server: a file for each catalogue model,
-    its hash stamp saying it was checked (so the catalogue's SHA-256 is taken as its own)."""
-    folder = tmp_path_factory.mktemp("local-models")
-    for entry in CATALOGUE.values():
-        model = folder / entry.file_name
-        model.write_bytes(b"GGUF stand-in")
-        stat = model.stat()
-        stamp = f"{entry.sha256} {stat.st_size} {int(stat.st_mtime)}\n"
-        model.with_name(model.name + ".sha256").write_text(stamp, encoding="utf-8")
-    binary = folder / "llama-server"
-    binary.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_LLAMA}" "$@"\n', encoding="utf-8")
-    binary.chmod(0o755)
-    return {"CHATLEDGER_LLAMA_SERVER": str(binary), "CHATLEDGER_MODELS_DIR": str(folder)}
+    """``local:`` models served by the stand-in llama-server."""
+    return stand_in_local_models(tmp_path_factory.mktemp("local-models"))
 
 
 def _environment(server: FakeLLMServer, cache: Path, local: dict[str, str]) -> dict[str, str]:

@@ -36,6 +36,7 @@ from chatledger.providers._cache import (
 from chatledger.providers._claude_cli import ClaudeCliProvider
 from chatledger.providers._errors import (
     BudgetExceeded,
+    LocalServerStoppedError,
     MissingApiKeyError,
     PriceUnknownError,
     ProviderError,
@@ -99,6 +100,7 @@ __all__ = [
     "LocalModelFile",
     "LocalProvider",
     "LocalServer",
+    "LocalServerStoppedError",
     "ManagedProvider",
     "MissingApiKeyError",
     "ModelId",

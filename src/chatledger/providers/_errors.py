@@ -140,6 +140,26 @@ class ServerUnreachableError(ProviderError):
         )
 
 
+class LocalServerStoppedError(ServerUnreachableError):
+    """The server ChatLedger started for a ``local:`` model stopped answering in the middle of
+    the work (its port refused connections while its process lived on). Nothing to start by
+    hand: the calls it answered are cached, so the same command resumes after them."""
+
+    def __init__(self, label: str, url: str | None, answered: int) -> None:
+        super().__init__(label, url)
+        self.answered = answered
+        where = url or "its address"
+        calls = f"{answered} call{'' if answered == 1 else 's'}"
+        self.args = (
+            f"{label}: the server ChatLedger started at {where} stopped answering after "
+            f"{calls} (connection refused)",
+        )
+        self.hint = (
+            f"the {calls} it answered are cached: run the same command again to resume (a new "
+            "server is started); its log is in the cache folder's local-logs/"
+        )
+
+
 class SchemaRejectedError(ProviderError):
     """The server refused the structured-output mechanism (tool / response_format) itself.
 

@@ -23,7 +23,10 @@ from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
-from chatledger.providers._base import RawReply, WireCall
+from chatledger.core import EnvironmentFault
+from chatledger.providers._base import RawReply, WireCall, _Tally
+from chatledger.providers._errors import LocalServerStoppedError, ServerUnreachableError
+from chatledger.providers._lease import HeldLease
 from chatledger.providers._local_models import LocalModelFile, locate_model
 from chatledger.providers._local_server import LocalServer, ServerOptions
 from chatledger.providers._model_id import LOCAL, ModelId
@@ -68,6 +71,8 @@ class LocalProvider(OpenAICompatibleProvider):
         self.server: LocalServer | None = None
         self.file: LocalModelFile | None = None
         self.starts = 0
+        # Calls the servers answered (this process): what a message about a stopped server says.
+        self.answered = 0
         self._starting: asyncio.Lock | None = None
 
     def accepts(self, model: ModelId) -> bool:
@@ -90,9 +95,20 @@ class LocalProvider(OpenAICompatibleProvider):
                 await self._client.aclose()
             if self.file is None:
                 self.file = await asyncio.to_thread(locate_model, self.model_name, self.work_dir)
-            self.server = await asyncio.to_thread(
-                LocalServer.start, self.file, self.server_options, self.work_dir / "local-logs"
-            )
+            try:
+                self.server = await asyncio.to_thread(
+                    LocalServer.start, self.file, self.server_options, self.work_dir / "local-logs"
+                )
+            except EnvironmentFault as exc:
+                if not self.starts:
+                    raise
+                calls = f"{self.answered} call{'' if self.answered == 1 else 's'}"
+                raise EnvironmentFault(
+                    f"local:{self.model_name}: the server stopped after {calls} and could not be "
+                    f"started again: {exc}",
+                    hint=f"the {calls} it answered are cached: run the same command again to "
+                    f"resume; {exc.hint or ''}".rstrip("; "),
+                ) from None
             _RUNNING.add(self.server)
             self.starts += 1
             self.base_url = self.server.base_url
@@ -109,6 +125,20 @@ class LocalProvider(OpenAICompatibleProvider):
         temperature = call.temperature if call.temperature is not None else LOCAL_TEMPERATURE
         sent = dataclasses.replace(call, temperature=temperature, options=options)
         return await super()._send(sent)
+
+    async def _live_call(
+        self, key: str, call: WireCall, tally: _Tally, lease: HeldLease | None = None
+    ) -> RawReply:
+        try:
+            reply = await super()._live_call(key, call, tally, lease)
+        except LocalServerStoppedError:
+            raise
+        except ServerUnreachableError as exc:
+            # ChatLedger started this server and it answered /health: a refused connection now
+            # means it stopped, not that someone has to start one.
+            raise LocalServerStoppedError(str(call.model), exc.url, self.answered) from None
+        self.answered += 1
+        return reply
 
     def _key_parts(
         self, call: WireCall, request: CompletionRequest, mode: StructuredMode | None
