@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from chatledger.cli._app import app, emit_json, note, stdout, styled
+from chatledger.cli._app import app, console, emit_json, note, styled
 
 if TYPE_CHECKING:
     from chatledger.gating import GateResult, RuleOutcome
@@ -92,7 +92,7 @@ def print_gate_table(result: GateResult) -> None:
             if o.undecided
             else styled("FAIL", "bold red"),
         )
-    stdout.print(table)
+    console("stdout").print(table)
     for o in result.failures:
         note(o.reason, label="failed", style="red")  # the reason names figure and rule
     for text in result.notes:
@@ -107,7 +107,9 @@ def print_gate_table(result: GateResult) -> None:
         if result.failures
         else f"undecided: {len(result.undecided)} of {n} rules"
     )
-    stdout.print(styled(f"gate {verdict}", "bold green" if result.passed else "bold red"))
+    console("stdout").print(
+        styled(f"gate {verdict}", "bold green" if result.passed else "bold red")
+    )
 
 
 @app.command("gate")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout, styled
+from chatledger.cli._app import FormatOption, OutputFormat, app, console, emit_json, styled
 
 if TYPE_CHECKING:
     from chatledger.record import HumanGold, Interval, RunStats
@@ -91,7 +91,7 @@ def stats_command(
         )
         return
     if run is None or stats is None:
-        stdout.print("this run has no statistics (it was written by an older version)")
+        console("stdout").print("this run has no statistics (it was written by an older version)")
         return
     layers = run.layers_run
     conversations = (
@@ -125,32 +125,32 @@ def stats_command(
                 for x in layers
             ),
         )
-    stdout.print(table)
-    stdout.print(_resampling(stats, layers))
+    console("stdout").print(table)
+    console("stdout").print(_resampling(stats, layers))
     if stats.interval_method:
-        stdout.print(
+        console("stdout").print(
             f"interval method: {stats.interval_method}; none below {stats.min_units} units"
         )
     if stats.unit == "chunk":
-        stdout.print(
+        console("stdout").print(
             "unit: chunks, as the run's config asked (stats: {unit: chunk}): chunks of one "
             "conversation are not independent, so these intervals are narrower than the data "
             "supports"
         )
     if stats.too_few:
-        stdout.print(f"{stats.too_few}: figures are shown without intervals")
+        console("stdout").print(f"{stats.too_few}: figures are shown without intervals")
     for model in run.leaderboard:
         few = stats.few_items.get(model, {})
         if few:
             shown = ", ".join(f"{name} few items (n = {n})" for name, n in few.items())
-            stdout.print(
+            console("stdout").print(
                 f"{model}: no interval for fields with fewer than "
                 f"{stats.few_items_threshold} reference items — {shown}"
             )
         concentrated = stats.concentrated.get(model, {})
         if concentrated:
             shown = ", ".join(f"{name} ({note})" for name, note in concentrated.items())
-            stdout.print(
+            console("stdout").print(
                 f"{model}: no interval for fields whose matches or misses lie in one "
                 f"{stats.unit or 'conversation'} — {shown}"
             )
@@ -176,9 +176,9 @@ def stats_command(
                 f"[{entry.low:.3f}, {entry.high:.3f}]",
                 entry.method or "",
             )
-        stdout.print(marked)
+        console("stdout").print(marked)
     else:
-        stdout.print("no interval was widened: each contains its estimate as drawn")
+        console("stdout").print("no interval was widened: each contains its estimate as drawn")
     ranks = Table(title="Probability of holding each rank (overall)", title_justify="left")
     ranks.add_column("model", no_wrap=True)
     n_models = len(stats.rank_probabilities)
@@ -187,7 +187,7 @@ def stats_command(
     for model in run.leaderboard:
         probs = stats.rank_probabilities.get(model, [])
         ranks.add_row(model, *(f"{p:.2f}" for p in probs))
-    stdout.print(ranks)
+    console("stdout").print(ranks)
     overall_unit = stats.resampling.get("overall")
     diffs = Table(
         title="Paired differences (overall, a − b"
@@ -207,26 +207,26 @@ def stats_command(
             f"{d.p_value:.4f}",
             d.test or "paired bootstrap (1/(B + 1) floor)",
         )
-    stdout.print(diffs)
+    console("stdout").print(diffs)
     sensitivity = stats.weight_sensitivity
     for kind, s in (("fields", sensitivity.fields), ("layers", sensitivity.layers)):
         if s is None:
             continue
         worst = max(s.swap_probability.items(), key=lambda kv: kv[1], default=("—", 0.0))
-        stdout.print(
+        console("stdout").print(
             f"{kind} weights (Dirichlet, concentration {s.concentration:g}): "
             f"Kendall τ mean {s.kendall_tau_mean:.3f}, P(same ranking) "
             f"{s.p_same_ranking:.3f}, most likely swap {worst[0]} ({worst[1]:.3f})"
         )
     simplex = sensitivity.layer_simplex
     if simplex is not None:
-        stdout.print(
+        console("stdout").print(
             f"layer-weight simplex (step {simplex.step}): the configured ranking holds on "
             f"{simplex.share_holding:.0%} of the grid"
         )
     gold = run.human_gold
     if gold is not None:
-        stdout.print(
+        console("stdout").print(
             f"reference vs human gold ({gold.gold}): composite "
             f"{gold.reference.composite:.3f} on the fields the gold covers"
         )
@@ -292,9 +292,11 @@ def audit_command(
             "yes" if c.monotone else styled("NO", "red"),
             f"{c.sensitivity:.3f}",
         )
-    stdout.print(table)
+    console("stdout").print(table)
     shown = ", ".join(f"{m}: {v:.3f}" for m, v in pitfall.items())
-    stdout.print(f"one-keyword pitfall — mean score lost when texts collapse to one word: {shown}")
+    console("stdout").print(
+        f"one-keyword pitfall — mean score lost when texts collapse to one word: {shown}"
+    )
     for case in cases:
         table_case = Table(
             title=f"Matching case {case.name}: {case.description}", title_justify="left"
@@ -304,7 +306,7 @@ def audit_command(
         table_case.add_column(f"after: {case.after_rule}", justify="right")
         for measure, old, new in case.measures:
             table_case.add_row(measure, _case_value(old), _case_value(new))
-        stdout.print(table_case)
+        console("stdout").print(table_case)
 
 
 def _case_value(value: float | int | bool) -> str:
