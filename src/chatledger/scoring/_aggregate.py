@@ -102,8 +102,13 @@ Sums = Mapping[str, FloatArray]
 
 def _ratio(num: FloatArray, den: FloatArray, empty: float = 0.0) -> FloatArray:
     """num / den, ``empty`` where den is 0."""
-    safe = np.where(den > 0, den, 1.0)
-    out: FloatArray = np.where(den > 0, num / safe, empty)
+    # one division where den > 0 (the same quotients), ``empty`` elsewhere
+    out: FloatArray = np.divide(
+        num,
+        den,
+        out=np.full(np.broadcast_shapes(np.shape(num), np.shape(den)), empty),
+        where=den > 0,
+    )
     return out
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from chatledger.core import ExtractionV3, Registry
-from chatledger.scoring._context import ScoringContext
+
+if TYPE_CHECKING:  # the scorers' context needs the matchers (rapidfuzz); readers of a run do not
+    from chatledger.scoring._context import ScoringContext
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class FieldScore:
         return self.n_reference == 0 and self.n_predicted == 0
 
 
-FieldScorer = Callable[[ExtractionV3, ExtractionV3, ScoringContext], FieldScore]
+FieldScorer = Callable[[ExtractionV3, ExtractionV3, "ScoringContext"], FieldScore]
 
 
 @dataclass(frozen=True)

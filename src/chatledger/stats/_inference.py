@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
@@ -102,9 +103,11 @@ def _t_two_sided_mass(t: float, df: int) -> float:
     return math.sin(theta) * total
 
 
+@lru_cache(maxsize=256)
 def t_quantile(confidence: float, df: int) -> float:
     """The two-sided critical value q with P(|T| ≤ q) = ``confidence`` (df ≥ 1); the normal's
-    beyond df = 1,000 (they differ by < 0.001 there)."""
+    beyond df = 1,000 (they differ by < 0.001 there). Kept per (confidence, df): a gate or a
+    run asks for the same few dozens of times."""
     if df > 1000:
         return NormalDist().inv_cdf(0.5 + confidence / 2.0)
     low, high = 0.0, 1.0
