@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from chatledger.core import FIELDS_V3, Chunk, ExtractionV3, Registry
@@ -48,14 +48,29 @@ class CorruptionOperator(ABC):
     # What an item this operator changes has undergone (the known truth of the judge audit).
     effect: Effect | None = None
 
-    @abstractmethod
     def apply(
         self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
     ) -> ExtractionV3:
-        """The corrupted copy (the input is never modified)."""
+        """The corrupted copy (the input is never modified): :meth:`edit` on a dump of it."""
+        data = extraction.model_dump(mode="python")
+        self.edit(data, chunk, severity, seed)
+        # Values came from a valid extraction and are only rearranged: no need to re-validate.
+        return ExtractionV3.model_validate(data)
+
+    @abstractmethod
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
+        """Corrupt ``data``, a dump of the extraction, in place."""
 
     def hit(self, seed: int, chunk: Chunk, field: str, index: int, severity: float) -> bool:
         return item_draw(seed, self.name, chunk.chunk_id, field, index) < severity
+
+    def hits(
+        self, data: dict[str, Any], field: str, chunk: Chunk, severity: float, seed: int
+    ) -> Iterator[dict[str, Any]]:
+        """The items of ``field`` in ``data`` that this operator corrupts at ``severity``."""
+        for i, item in enumerate(data[field]):
+            if self.hit(seed, chunk, field, i, severity):
+                yield item
 
     def origins(
         self, field: str, before: int, after: int, chunk: Chunk, severity: float, seed: int
@@ -92,15 +107,6 @@ class CorruptionOperator(ABC):
 OPERATORS: Registry[type[CorruptionOperator]] = Registry("corruption operator")
 
 
-def _dump(extraction: ExtractionV3) -> dict[str, Any]:
-    return extraction.model_dump(mode="python")
-
-
-def _load(data: dict[str, Any]) -> ExtractionV3:
-    # Values came from a valid extraction and are only rearranged: no need to re-validate.
-    return ExtractionV3.model_validate(data)
-
-
 @OPERATORS.register("drop")
 class DropItems(CorruptionOperator):
     """Drop list items (every list field, the summary shortened to its first half)."""
@@ -114,17 +120,13 @@ class DropItems(CorruptionOperator):
     ) -> list[int | None]:
         return [i for i in range(before) if not self.hit(seed, chunk, field, i, severity)]
 
-    def apply(
-        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
-    ) -> ExtractionV3:
-        data = _dump(extraction)
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
         for field in LIST_FIELDS:
             data[field] = [
                 item
                 for i, item in enumerate(data[field])
                 if not self.hit(seed, chunk, field, i, severity)
             ]
-        return _load(data)
 
 
 _FLIP = {"pro": "con", "con": "pro", "neutral": "con"}
@@ -138,14 +140,9 @@ class FlipPolarity(CorruptionOperator):
     targets = ("claims",)
     effect: Effect | None = "polarity_flipped"
 
-    def apply(
-        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
-    ) -> ExtractionV3:
-        data = _dump(extraction)
-        for i, claim in enumerate(data["claims"]):
-            if self.hit(seed, chunk, "claims", i, severity):
-                claim["polarity"] = _FLIP[claim["polarity"]]
-        return _load(data)
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
+        for claim in self.hits(data, "claims", chunk, severity, seed):
+            claim["polarity"] = _FLIP[claim["polarity"]]
 
 
 def _other_person(name: str | None, people: Sequence[str]) -> str | None:
@@ -179,19 +176,13 @@ class SwapSpeaker(CorruptionOperator):
         ("implicit_assumptions", "held_by"),
     )
 
-    def apply(
-        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
-    ) -> ExtractionV3:
-        data = _dump(extraction)
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
         people = chunk.speakers()
         for field, role in self._ROLES:
-            for i, item in enumerate(data[field]):
-                if self.hit(seed, chunk, field, i, severity):
-                    item[role] = _other_person(item.get(role), people)
-        for i, decision in enumerate(data["decisions"]):
-            if self.hit(seed, chunk, "decisions", i, severity):
-                decision["made_by"] = [_other_person(p, people) for p in decision["made_by"]]
-        return _load(data)
+            for item in self.hits(data, field, chunk, severity, seed):
+                item[role] = _other_person(item.get(role), people)
+        for decision in self.hits(data, "decisions", chunk, severity, seed):
+            decision["made_by"] = [_other_person(p, people) for p in decision["made_by"]]
 
     def changed(self, field: str, before: Any, after: Any) -> bool:
         # Everyone's name moved one along: the same deciders in another order is no swap.
@@ -226,10 +217,7 @@ class InventItems(CorruptionOperator):
     ) -> list[int | None]:
         return [*range(before), *([None] * (after - before))]
 
-    def apply(
-        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
-    ) -> ExtractionV3:
-        data = _dump(extraction)
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
         speaker = chunk.speakers()[0] if chunk.speakers() else None
         evidence = [chunk.messages[0].id] if chunk.messages else []
         for field, key in TEXT_FIELDS.items():
@@ -240,7 +228,6 @@ class InventItems(CorruptionOperator):
                     continue
                 text = _INVENTED[(k + len(field)) % len(_INVENTED)]
                 data[field].append(_invented_item(field, key, text, speaker, evidence))
-        return _load(data)
 
 
 def _invented_item(
@@ -311,10 +298,7 @@ class Paraphrase(CorruptionOperator):
     targets = (*TEXT_FIELDS, "summary", "topics")
     effect: Effect | None = "paraphrased"
 
-    def apply(
-        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
-    ) -> ExtractionV3:
-        data = _dump(extraction)
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
 
         def drawer(field: str, i: int) -> Callable[[int], float]:
             return lambda j: item_draw(seed, self.name, chunk.chunk_id, field, i, j)
@@ -326,7 +310,6 @@ class Paraphrase(CorruptionOperator):
             _paraphrase(t, drawer("topics", i), severity) for i, t in enumerate(data["topics"])
         ]
         data["summary"] = _paraphrase(data["summary"], drawer("summary", 0), severity)
-        return _load(data)
 
 
 @OPERATORS.register("keywords")
@@ -337,16 +320,11 @@ class CollapseToKeywords(CorruptionOperator):
     targets = tuple(TEXT_FIELDS)
     effect: Effect | None = "keywords"
 
-    def apply(
-        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
-    ) -> ExtractionV3:
-        data = _dump(extraction)
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
         for field, key in TEXT_FIELDS.items():
-            for i, item in enumerate(data[field]):
-                if self.hit(seed, chunk, field, i, severity):
-                    words = [w.strip(".,!?;:'\"") for w in item[key].split()]
-                    item[key] = max(words, key=len) or item[key]
-        return _load(data)
+            for item in self.hits(data, field, chunk, severity, seed):
+                words = [w.strip(".,!?;:'\"") for w in item[key].split()]
+                item[key] = max(words, key=len) or item[key]
 
 
 @OPERATORS.register("shift_phases")
@@ -358,10 +336,7 @@ class ShiftPhases(CorruptionOperator):
     effect: Effect | None = "phases_shifted"
     max_shift = 4
 
-    def apply(
-        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
-    ) -> ExtractionV3:
-        data = _dump(extraction)
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
         ids = [m.id for m in chunk.messages]
         position = {m: i for i, m in enumerate(ids)}
         shift = round(severity * self.max_shift)
@@ -378,7 +353,6 @@ class ShiftPhases(CorruptionOperator):
         if arc:
             for point in arc["turning_points"]:
                 point["message_id"] = moved(point["message_id"], shift + (shift > 0))
-        return _load(data)
 
 
 # Operators that only the judge audit applies (not part of the demo's simulated models or the
@@ -404,14 +378,11 @@ class ShiftEvidence(CorruptionOperator):
     targets = ("evidence_message_ids",)
     effect: Effect | None = "evidence_shifted"
 
-    def apply(
-        self, extraction: ExtractionV3, chunk: Chunk, severity: float, seed: int
-    ) -> ExtractionV3:
-        data = _dump(extraction)
+    def edit(self, data: dict[str, Any], chunk: Chunk, severity: float, seed: int) -> None:
         ids = [m.id for m in chunk.messages]
         position = {m: i for i, m in enumerate(ids)}
         if len(ids) < 2:
-            return _load(data)
+            return
         half = len(ids) // 2
 
         def moved(message_id: str) -> str:
@@ -420,10 +391,9 @@ class ShiftEvidence(CorruptionOperator):
             return ids[(position[message_id] + half) % len(ids)]
 
         for field in EVIDENCE_FIELDS:
-            for i, item in enumerate(data[field]):
-                if item["evidence"] and self.hit(seed, chunk, field, i, severity):
+            for item in self.hits(data, field, chunk, severity, seed):
+                if item["evidence"]:
                     item["evidence"] = list(dict.fromkeys(moved(e) for e in item["evidence"]))
-        return _load(data)
 
 
 def operator_class(name: str) -> type[CorruptionOperator]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,16 +33,7 @@ Effect = Literal[
     "phases_shifted",
     "dropped",
 ]
-EFFECTS: tuple[Effect, ...] = (
-    "invented",
-    "speaker_swapped",
-    "polarity_flipped",
-    "paraphrased",
-    "keywords",
-    "evidence_shifted",
-    "phases_shifted",
-    "dropped",
-)
+EFFECTS: tuple[Effect, ...] = get_args(Effect)
 UNTOUCHED = "untouched"
 
 
