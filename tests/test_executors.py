@@ -320,3 +320,44 @@ def test_downstream_json_written_per_model_is_the_whole_files_bytes(
             writer.add(name, value)
         writer.close()
     assert (tmp_path / "streamed.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+
+
+def test_a_streamed_description_of_a_file_is_the_whole_files(tmp_path: Path) -> None:
+    # Issue 34: the facts stage reads the chunks, the reference and a challenger front to back,
+    # one record of each at a time; what it finds is what reading them whole finds: a file out
+    # of chunk order, a missing chunk, an invalid line, a duplicate, a chunk the chunks file
+    # lacks (in both files), usage on every line.
+    from chatledger.runs._units import ModelUnit, RunSpec, _describe_whole, describe_model
+    from chatledger.scoring import ScoringConfig
+
+    parts = Path(__file__).resolve().parents[1] / "src" / "chatledger" / "data" / "corpus" / "parts"
+    shutil.copy(parts / "part1_chunks.jsonl", tmp_path / "chunks.jsonl")
+    gold = (parts / "part1_gold.jsonl").read_text(encoding="utf-8").splitlines()
+    unknown = json.dumps({"chunk_id": "nowhere", "model": "m", "extraction": {}})
+    (tmp_path / "reference.jsonl").write_text("\n".join([*gold, unknown]) + "\n")
+    lines = [json.loads(line) for line in gold]
+    for i, line in enumerate(lines):
+        line["model"] = "challenger-x"
+        line["usage"] = {"input_tokens": 10 + i, "output_tokens": 3, "cost_usd": 0.1 * (i + 1)}
+    lines[2]["extraction"] = {"summary": 5}  # invalid
+    challenger = [json.dumps(line) for line in reversed(lines[1:])]  # out of order, one missing
+    challenger += [challenger[0], "{not json", unknown.replace("nowhere", "elsewhere")]
+    (tmp_path / "challenger.jsonl").write_text("\n".join(challenger) + "\n")
+    spec = RunSpec(
+        chunks_path=str(tmp_path / "chunks.jsonl"),
+        reference_path=str(tmp_path / "reference.jsonl"),
+        scoring=ScoringConfig(),
+        layers=("extraction", "judge", "downstream"),
+    )
+    for unit in (
+        ModelUnit(spec, "challengers.0", str(tmp_path / "challenger.jsonl")),
+        ModelUnit(spec, "reference", spec.reference_path, is_reference=True),
+    ):
+        streamed, whole = describe_model(unit), _describe_whole(unit)
+        assert streamed == whole
+    facts = describe_model(ModelUnit(spec, "challengers.0", str(tmp_path / "challenger.jsonl")))
+    assert (facts.missing, facts.invalid, facts.invalid_count) == (1, 1, 1)  # "{not json": no chunk
+    assert len(facts.file_problems) == 3  # the invalid line, the duplicate, "{not json"
+    assert facts.unknown_chunks == ["nowhere", "elsewhere"]
+    assert facts.usage["input_tokens"] == sum(10 + i for i in range(1, len(lines)))
+    assert facts.degenerate is not None and facts.degenerate.valid == len(lines) - 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -367,6 +367,7 @@ class ExtractionStream:
         *,
         vocabulary: Vocabulary | None = None,
         known_chunks: Container[str] | None = None,
+        observe: Callable[[ExtractionRecord], None] | None = None,
     ) -> None:
         self.path = str(Path(path))
         self.model = ""
@@ -378,6 +379,10 @@ class ExtractionStream:
         self.valid = 0
         self.valid_head: list[str] = []
         self.unknown: list[tuple[str, int]] = []
+        # The highest sample index of a line kept (1 + it: ExtractionFile.sample_count).
+        self.max_sample = 0
+        # Called with every kept sample-0 record, in file order, as it is read.
+        self._observe = observe
         self._vocab = _scoring_vocabulary(vocabulary)
         self._known = known_chunks
         self._lines = read_json_lines_at(path)
@@ -464,6 +469,7 @@ class ExtractionStream:
                 continue
             self._first_line[key] = number
             if sample != 0:
+                self.max_sample = max(self.max_sample, sample)
                 continue
             self.kept += 1
             if record.extraction is not None:
@@ -472,6 +478,8 @@ class ExtractionStream:
                     self.valid_head.append(record.chunk_id)
             if self._known is not None and record.chunk_id not in self._known:
                 self.unknown.append((record.chunk_id, number))
+            if self._observe is not None:
+                self._observe(record)
             return record, (number, offset, size)
         return None
 

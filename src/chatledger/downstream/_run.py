@@ -74,15 +74,25 @@ def reference_coverage(
     ids = [c.chunk_id for c in chunks] if chunks is not None else list(records)
     covered: set[str] | None = None
     for chunk_id in ids:
-        record = records.get(chunk_id)
-        if (
-            record is None
-            or record.status is not RecordStatus.OK
-            or record.extraction is None
-            or record.covers is None
-        ):
-            continue
-        covered = set(record.covers) if covered is None else covered & set(record.covers)
+        covered = narrow_coverage(covered, records.get(chunk_id))
+    return coverage_fields(covered)
+
+
+def narrow_coverage(covered: set[str] | None, record: ExtractionRecord | None) -> set[str] | None:
+    """One step of :func:`reference_coverage` (a reader streaming the reference): what is
+    covered once ``record`` is counted (None: nothing restricts yet)."""
+    if (
+        record is None
+        or record.status is not RecordStatus.OK
+        or record.extraction is None
+        or record.covers is None
+    ):
+        return covered
+    return set(record.covers) if covered is None else covered & set(record.covers)
+
+
+def coverage_fields(covered: set[str] | None) -> tuple[str, ...] | None:
+    """:func:`reference_coverage`'s answer from what :func:`narrow_coverage` gathered."""
     if covered is None:
         return None
     return (*(f for f in FIELDS_V3 if f in covered), *sorted(covered.difference(FIELDS_V3)))

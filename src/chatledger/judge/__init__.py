@@ -30,7 +30,14 @@ from chatledger.judge._recorded import (
     verdict_key,
     write_recorded,
 )
-from chatledger.judge._verdict import ISSUE_LABELS, ItemVerdict, Verdict
+from chatledger.judge._verdict import (
+    ISSUE_LABELS,
+    Graded,
+    ItemLabel,
+    ItemVerdict,
+    Verdict,
+    VerdictDigest,
+)
 
 __all__ = [
     "ISSUE_LABELS",
@@ -41,7 +48,9 @@ __all__ = [
     "RECORDED_JUDGE_PREFIX",
     "SCORE_NAMES",
     "ChunkJudgement",
+    "Graded",
     "GroundingJudge",
+    "ItemLabel",
     "ItemVerdict",
     "Judge",
     "JudgeUsage",
@@ -53,6 +62,7 @@ __all__ = [
     "RecordingJudge",
     "ReplayJudge",
     "Verdict",
+    "VerdictDigest",
     "aggregate_chunk",
     "cohens_kappa",
     "judge_prompt",

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 
-from chatledger.judge._verdict import ISSUE_LABELS, LABEL_SEVERITY, Verdict
+from chatledger.judge._verdict import ISSUE_LABELS, LABEL_SEVERITY, Graded
 
 SCORE_NAMES = ("content_accuracy", "completeness", "hallucination")
 
@@ -39,7 +39,7 @@ def majority_label(labels: Sequence[str]) -> str:
     return max(counts, key=lambda label: (counts[label], LABEL_SEVERITY[label]))
 
 
-def aggregate_chunk(chunk_id: str, verdicts: Sequence[Verdict | None]) -> ChunkJudgement:
+def aggregate_chunk(chunk_id: str, verdicts: Sequence[Graded | None]) -> ChunkJudgement:
     scored = [v for v in verdicts if v is not None]
     if not scored:
         return ChunkJudgement(chunk_id, None, {}, 0)
@@ -79,7 +79,7 @@ def _alpha(data: np.ndarray, level: Literal["interval", "nominal"]) -> float | N
 
 
 def panel_agreement(
-    verdicts: Mapping[str, Mapping[str, Verdict | None]], chunk_ids: Sequence[str]
+    verdicts: Mapping[str, Mapping[str, Graded | None]], chunk_ids: Sequence[str]
 ) -> dict[str, Any]:
     """α (interval) per score, α (nominal) for labels, pairwise Cohen's κ on labels."""
     judges = list(verdicts)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import sys
+from dataclasses import dataclass
+from typing import Annotated, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,3 +59,40 @@ class Verdict(BaseModel):
     def composite(self) -> float:
         """(accuracy + completeness + hallucination) / 300."""
         return (self.content_accuracy + self.completeness + self.hallucination) / 300.0
+
+
+class ItemLabel(NamedTuple):
+    """An item's id and label without its reason: what a panel's aggregation reads."""
+
+    item_id: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictDigest:
+    """What a panel aggregates of a :class:`Verdict` (its scores, each item's label), for a
+    run that holds every chunk's verdicts until it aggregates them: the reasons, most of a
+    verdict's size, go to ``judgements.jsonl`` as soon as they are made (issue 34)."""
+
+    content_accuracy: float
+    completeness: float
+    hallucination: float
+    items: tuple[ItemLabel, ...]
+
+    @classmethod
+    def of(cls, verdict: Verdict) -> VerdictDigest:
+        return cls(
+            verdict.content_accuracy,
+            verdict.completeness,
+            verdict.hallucination,
+            tuple(ItemLabel(sys.intern(i.item_id), i.label) for i in verdict.items),
+        )
+
+    @property
+    def composite(self) -> float:
+        """As :attr:`Verdict.composite`."""
+        return (self.content_accuracy + self.completeness + self.hallucination) / 300.0
+
+
+# What a panel's aggregation reads: a whole verdict or its digest.
+Graded = Verdict | VerdictDigest

@@ -34,6 +34,7 @@ from chatledger.core import (
     first_validation_error,
     prepare_output_dir,
 )
+from chatledger.judge import Graded
 from chatledger.providers import ProviderHub
 from chatledger.record import (
     CalibrationBin,
@@ -54,7 +55,12 @@ from chatledger.runs._executors import (
     worker_count,
 )
 from chatledger.runs._judge_audit import PanelAudit, audit_panel
-from chatledger.runs._judging import aggregate_verdicts, judge_rows, judgement_lines
+from chatledger.runs._judging import (
+    aggregate_verdicts,
+    judge_rows,
+    judgement_lines_of_texts,
+    verdict_text,
+)
 from chatledger.runs._models import (
     ModelCalls,
     needs_model_calls,
@@ -662,11 +668,14 @@ class _Run:
         model_judges: Sequence[Any],
     ) -> tuple[StageOutput, list[Row]]:
         usable: list[str] = []
-        verdicts: dict[str, dict[str, Any]] = {}
+        verdicts: dict[str, dict[str, Graded | None]] = {}
+        texts: dict[str, dict[str, str | None]] = {}
         for batch in results:
             usable += batch.usable
             for name, found in batch.verdicts.items():
                 verdicts.setdefault(name, {}).update(zip(batch.usable, found, strict=True))
+            for name, written in batch.verdict_texts.items():
+                texts.setdefault(name, {}).update(zip(batch.usable, written, strict=True))
         usable.sort(key=position.__getitem__)
         if model_judges:
             # Model judges call through the run's one hub (rate limits, cache, budget), here.
@@ -675,7 +684,9 @@ class _Run:
             by_id = {c.chunk_id: c for c in chunks}
             pairs = [(by_id[c], records[c].extraction) for c in usable]
             for judge in model_judges:
-                verdicts[judge.name] = dict(zip(usable, judge.judge_many(pairs), strict=True))
+                graded = judge.judge_many(pairs)
+                verdicts[judge.name] = dict(zip(usable, graded, strict=True))
+                texts[judge.name] = dict(zip(usable, map(verdict_text, graded), strict=True))
         names = [j.name for j in self.config.judges]
         names = [n for n in names if n in verdicts]
         # In the panel's order (the agreement statistics name judges in it), usable chunks only.
@@ -692,7 +703,7 @@ class _Run:
             layer_score=judged.composite,
             per_chunk=per_chunk,
             judge=JudgeSummary(**judged.to_dict()),
-            lines=judgement_lines(plan.name, names, usable, verdicts),
+            lines=judgement_lines_of_texts(plan.name, names, usable, texts),
         )
         return output, rows
 

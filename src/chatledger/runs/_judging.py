@@ -12,6 +12,7 @@ from chatledger.core import Chunk, ExtractionRecord
 from chatledger.judge import (
     SCORE_NAMES,
     ChunkJudgement,
+    Graded,
     Judge,
     Verdict,
     aggregate_chunk,
@@ -80,18 +81,36 @@ def judgement_lines(
     verdicts: Mapping[str, Mapping[str, Verdict | None]],
 ) -> list[str]:
     """``judgements.jsonl`` lines: per usable chunk, one line per judge."""
+    texts = {name: {c: verdict_text(verdicts[name][c]) for c in usable} for name in judge_names}
+    return judgement_lines_of_texts(model, judge_names, usable, texts)
+
+
+def verdict_text(verdict: Verdict | None) -> str | None:
+    """A verdict as its ``judgements.jsonl`` line holds it (None: the judge could not score)."""
+    if verdict is None:
+        return None
+    return json.dumps(verdict.model_dump(mode="json"), ensure_ascii=False)
+
+
+def judgement_lines_of_texts(
+    model: str,
+    judge_names: Sequence[str],
+    usable: Sequence[str],
+    texts: Mapping[str, Mapping[str, str | None]],
+) -> list[str]:
+    """:func:`judgement_lines` from each verdict's text (:func:`verdict_text`): the same bytes
+    as ``json.dumps`` of the whole line, which writes a nested object as it writes it alone."""
+    head = f"{{{json.dumps('model')}: {json.dumps(model, ensure_ascii=False)}, "
     lines = []
     for chunk_id in usable:
+        chunk = json.dumps(chunk_id, ensure_ascii=False)
         for name in judge_names:
-            verdict = verdicts[name][chunk_id]
-            line = {
-                "model": model,
-                "chunk_id": chunk_id,
-                "judge": name,
-                "scored": verdict is not None,
-                "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
-            }
-            lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+            text = texts[name][chunk_id]
+            lines.append(
+                f'{head}"chunk_id": {chunk}, "judge": {json.dumps(name, ensure_ascii=False)}, '
+                f'"scored": {"true" if text is not None else "false"}, '
+                f'"verdict": {text if text is not None else "null"}}}\n'
+            )
     return lines
 
 
@@ -99,7 +118,7 @@ def aggregate_verdicts(
     judge_names: Sequence[str],
     chunk_ids: Sequence[str],
     usable: Sequence[str],
-    verdicts: Mapping[str, Mapping[str, Verdict | None]],
+    verdicts: Mapping[str, Mapping[str, Graded | None]],
 ) -> JudgeLayerResult:
     """The panel's result from every judge's verdicts (``{judge: {chunk_id: verdict}}``).
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -32,10 +32,12 @@ from chatledger.core import (
 )
 from chatledger.corpus import (
     ExtractionFile,
+    ExtractionStream,
     LineIndex,
     RecordMap,
     index_chunk_lines,
     index_extraction_lines,
+    iter_chunks,
     read_chunks,
     read_extractions,
     read_indexed_chunks,
@@ -45,12 +47,16 @@ from chatledger.downstream import (
     ConsumerOutputs,
     build_outputs,
     compare_outputs,
+    coverage_fields,
+    narrow_coverage,
     reference_coverage,
 )
-from chatledger.judge import JUDGES, Verdict
+from chatledger.judge import JUDGES, VerdictDigest
 from chatledger.record import FieldCounts, GoldScores
+from chatledger.runs._judging import verdict_text
 from chatledger.scoring import (
     ChunkResult,
+    DegenerateCounter,
     DegenerateOutputs,
     ScoringConfig,
     count_degenerate,
@@ -162,10 +168,16 @@ class ChunkIndex:
 
 
 def index_chunks(unit: IndexUnit) -> ChunkIndex:
-    chunks = _chunks(unit.chunks_path)
-    return ChunkIndex(
-        [c.chunk_id for c in chunks], [c.conversation_id for c in chunks], long_chunk_note(chunks)
-    )
+    _stat(unit.chunks_path)
+    ids: list[str] = []
+    conversations: list[str] = []
+    long: list[Chunk] = []  # only the long chunks are kept whole, for the note naming them
+    for chunk in iter_chunks(unit.chunks_path):
+        ids.append(chunk.chunk_id)
+        conversations.append(chunk.conversation_id)
+        if chunk.is_long:
+            long.append(chunk)
+    return ChunkIndex(ids, conversations, long_chunk_note(long))
 
 
 # ---- a model's file as a whole -------------------------------------------------------------
@@ -214,34 +226,50 @@ def usage_totals(
     A line replayed from the call cache (``usage.cached``) took no model time: latency per chunk
     is the mean over the lines that were really called, and they are counted apart.
     """
-    totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "latency_s": 0.0}
-    live = cached = 0
-    for chunk_id, record in source.records.items():
-        if known is not None and chunk_id not in known:
-            continue
-        totals["input_tokens"] += record.usage.input_tokens
-        totals["output_tokens"] += record.usage.output_tokens
-        totals["cost_usd"] += record.usage.cost_usd
-        if (record.usage.model_extra or {}).get("cached") is True:
-            cached += 1
-        else:
-            live += 1
-            totals["latency_s"] += record.usage.latency_s
-    totals["cost_per_chunk_usd"] = totals["cost_usd"] / n_chunks if n_chunks else 0.0
-    totals["latency_per_chunk_s"] = totals["latency_s"] / live if live else 0.0
-    totals["cached_chunks"] = float(cached)
+    totals = _UsageTotals(known)
+    for record in source.records.values():
+        totals.add(record)
     extra = [
         r
         for sample in source.samples.values()
         for chunk_id, r in sample.items()
         if known is None or chunk_id in known
     ]
-    if extra:
-        totals["repeat_samples_cost_usd"] = sum(r.usage.cost_usd for r in extra)
-        totals["repeat_samples_tokens"] = float(
-            sum(r.usage.input_tokens + r.usage.output_tokens for r in extra)
-        )
-    return totals
+    return totals.result(n_chunks, extra)
+
+
+class _UsageTotals:
+    """:func:`usage_totals` one sample-0 record at a time, in file order (a streamed file)."""
+
+    def __init__(self, known: set[str] | None) -> None:
+        self.known = known
+        self.totals = {"input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "latency_s": 0.0}
+        self.live = self.cached = 0
+
+    def add(self, record: ExtractionRecord) -> None:
+        if self.known is not None and record.chunk_id not in self.known:
+            return
+        totals = self.totals
+        totals["input_tokens"] += record.usage.input_tokens
+        totals["output_tokens"] += record.usage.output_tokens
+        totals["cost_usd"] += record.usage.cost_usd
+        if (record.usage.model_extra or {}).get("cached") is True:
+            self.cached += 1
+        else:
+            self.live += 1
+            totals["latency_s"] += record.usage.latency_s
+
+    def result(self, n_chunks: int, extra: Sequence[ExtractionRecord] = ()) -> dict[str, float]:
+        totals = dict(self.totals)
+        totals["cost_per_chunk_usd"] = totals["cost_usd"] / n_chunks if n_chunks else 0.0
+        totals["latency_per_chunk_s"] = totals["latency_s"] / self.live if self.live else 0.0
+        totals["cached_chunks"] = float(self.cached)
+        if extra:
+            totals["repeat_samples_cost_usd"] = sum(r.usage.cost_usd for r in extra)
+            totals["repeat_samples_tokens"] = float(
+                sum(r.usage.input_tokens + r.usage.output_tokens for r in extra)
+            )
+        return totals
 
 
 def _unknown(
@@ -269,6 +297,84 @@ def _unknown(
 
 
 def describe_model(unit: ModelUnit) -> ModelFacts:
+    """What a model's file says as a whole, read as a stream: the chunks file, the model's
+    file and (for a challenger) the reference, front to back, one record of each at a time.
+
+    A file with repeats (variance), a gold comparison and a reference with nothing usable
+    (its one error message) are read whole by :func:`_describe_whole`, which says the same.
+    """
+    run = unit.run
+    if unit.gold_path is not None:
+        return _describe_whole(unit)
+    for path in (run.chunks_path, run.reference_path, unit.path):
+        _stat(path)  # a worker that cannot see a file says so as the batches do
+    known = {c.chunk_id for c in iter_chunks(run.chunks_path)}
+    usage = _UsageTotals(known)
+    invalid_lines = 0
+
+    def observe(record: ExtractionRecord) -> None:
+        nonlocal invalid_lines
+        usage.add(record)
+        invalid_lines += record.status is RecordStatus.INVALID
+
+    source = ExtractionStream(unit.path, known_chunks=known, observe=observe)
+    reference = (
+        source if unit.is_reference else ExtractionStream(run.reference_path, known_chunks=known)
+    )
+    degenerate = None if unit.is_reference else DegenerateCounter()
+    covered: set[str] | None = None
+    invalid = missing = n_chunks = 0
+    usable = False
+    for chunk in iter_chunks(run.chunks_path):
+        n_chunks += 1
+        record = source.take(chunk.chunk_id)
+        ref = record if unit.is_reference else reference.take(chunk.chunk_id)
+        if record is None:
+            missing += 1
+        elif record.status is not RecordStatus.OK:
+            invalid += 1
+        usable = usable or (ref is not None and ref.extraction is not None)
+        if degenerate is not None:
+            degenerate.add(chunk, ref, record)
+        else:
+            covered = narrow_coverage(covered, ref)
+    source.drain()
+    reference.drain()
+    if source.max_sample > 0 or (not usable and "extraction" in run.layers):
+        return _describe_whole(unit)
+    unknown_chunks: list[str] = []
+    unknown_problems: list[Problem] = []
+    if "extraction" in run.layers and not unit.is_reference:
+        for stream in (reference, source):
+            for cid, line in stream.unknown:
+                if cid not in unknown_chunks:
+                    unknown_chunks.append(cid)
+                unknown_problems.append(
+                    Problem(
+                        path=stream.path,
+                        line=line,
+                        field="chunk_id",
+                        message=f"chunk {cid!r} is not in the chunks file; not scored",
+                    )
+                )
+    return ModelFacts(
+        source_model=source.model,
+        file_problems=list(source.problems),
+        unknown_problems=unknown_problems,
+        unknown_chunks=unknown_chunks,
+        invalid=invalid,
+        invalid_count=invalid_lines,
+        missing=missing,
+        usage=usage.result(n_chunks),
+        sample_count=1,
+        usable_reference=usable,
+        covered=coverage_fields(covered) if unit.is_reference else None,
+        degenerate=degenerate.result(n_chunks) if degenerate is not None else None,
+    )
+
+
+def _describe_whole(unit: ModelUnit) -> ModelFacts:
+    """:func:`describe_model` from the whole files, parsed for this unit and dropped after."""
     from chatledger.runs._variance import sample_variance  # only for files with repeats
 
     run = unit.run
@@ -359,7 +465,8 @@ class BatchResult:
     excluded: list[str] = field(default_factory=list)
     id_problems: list[Problem] = field(default_factory=list)
     usable: list[str] = field(default_factory=list)  # chunk ids with an extraction to judge
-    verdicts: dict[str, list[Verdict | None]] = field(default_factory=dict)  # judge → usable
+    verdicts: dict[str, list[VerdictDigest | None]] = field(default_factory=dict)  # → usable
+    verdict_texts: dict[str, list[str | None]] = field(default_factory=dict)  # judge → usable
     reference_outputs: dict[str, ConsumerOutputs] = field(default_factory=dict)
     challenger_outputs: dict[str, ConsumerOutputs] = field(default_factory=dict)
     # Downstream composite of each conversation (None: no weighted consumer ran).
@@ -425,7 +532,11 @@ def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchR
         ]
         result.usable = [c.chunk_id for c, _ in usable]
         for name in run.offline_judges:
-            result.verdicts[name] = JUDGES.get(name)().judge_many(usable)
+            found = JUDGES.get(name)().judge_many(usable)
+            # The whole verdicts leave as the text judgements.jsonl holds; the run aggregates
+            # their digests (scores and labels: a tenth of a verdict's size).
+            result.verdict_texts[name] = [verdict_text(v) for v in found]
+            result.verdicts[name] = [VerdictDigest.of(v) if v is not None else None for v in found]
     if "downstream" in unit.layers:
         weights = run.weights()
         if "reference_outputs" not in shared:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from chatledger.scoring._degenerate import (
         DUPLICATE_AT,
+        DegenerateCounter,
         DegenerateOutputs,
         count_degenerate,
         duplicated_items,
@@ -121,6 +122,7 @@ _WHERE = {
     "chunk_statistics": "_aggregate",
     "composite_value": "_aggregate",
     "count_degenerate": "_degenerate",
+    "DegenerateCounter": "_degenerate",
     "duplicated_items": "_degenerate",
     "expected_calibration_error": "_calibration",
     "f1": "_fields",
@@ -158,6 +160,7 @@ __all__ = [
     "ChunkContext",
     "ChunkResult",
     "Combined",
+    "DegenerateCounter",
     "DegenerateOutputs",
     "EntityPairing",
     "FieldRule",

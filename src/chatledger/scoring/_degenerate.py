@@ -110,49 +110,64 @@ def count_degenerate(
     chunks: Sequence[Chunk],
 ) -> DegenerateOutputs:
     """The counts over the run's chunks (a chunk missing from a file counts as nothing)."""
-    valid = duplicated = chunks_duplicated = cut = cut_invalid = empty = filled = 0
-    cited = foreign = 0
-    by_field: Counter[str] = Counter()
+    counter = DegenerateCounter()
     for chunk in chunks:
-        record = challenger.get(chunk.chunk_id)
+        counter.add(chunk, reference.get(chunk.chunk_id), challenger.get(chunk.chunk_id))
+    return counter.result(len(chunks))
+
+
+class DegenerateCounter:
+    """:func:`count_degenerate` one chunk at a time (a run streaming its files)."""
+
+    def __init__(self) -> None:
+        self.valid = self.duplicated = self.chunks_duplicated = self.cut = 0
+        self.cut_invalid = self.empty = self.filled = self.cited = self.foreign = 0
+        self.by_field: Counter[str] = Counter()
+
+    def add(
+        self, chunk: Chunk, ref: ExtractionRecord | None, record: ExtractionRecord | None
+    ) -> None:
+        """One chunk: its reference record and the challenger's (None: the file has none)."""
         if record is None:
-            continue
+            return
         if _finish_reason(record) in CUT_FINISH_REASONS:
-            cut += 1
-            cut_invalid += record.extraction is None
+            self.cut += 1
+            self.cut_invalid += record.extraction is None
         extraction = record.extraction
         if extraction is None:
-            continue
-        valid += 1
+            return
+        self.valid += 1
         known = {message.id for message in chunk.messages}
         for _, message_id in cited_message_ids(extraction):
-            cited += 1
-            foreign += message_id not in known
+            self.cited += 1
+            self.foreign += message_id not in known
         found = duplicated_items(extraction)
-        duplicated += found
-        chunks_duplicated += found > 0
-        ref = reference.get(chunk.chunk_id)
+        self.duplicated += found
+        self.chunks_duplicated += found > 0
         if ref is None or ref.extraction is None:
-            continue
+            return
         for name in _FILLABLE:
             if ref.covers is not None and name not in ref.covers:
                 continue
             if not is_filled(ref.extraction, name):
                 continue
-            filled += 1
+            self.filled += 1
             if not is_filled(extraction, name):
-                empty += 1
-                by_field[name] += 1
-    return DegenerateOutputs(
-        chunks=len(chunks),
-        valid=valid,
-        duplicated_items=duplicated,
-        chunks_with_duplicates=chunks_duplicated,
-        cut_by_max_tokens=cut,
-        cut_and_invalid=cut_invalid,
-        empty_fields=empty,
-        reference_filled=filled,
-        empty_by_field={k: by_field[k] for k in _FILLABLE if by_field[k]},
-        cited_message_ids=cited,
-        foreign_message_ids=foreign,
-    )
+                self.empty += 1
+                self.by_field[name] += 1
+
+    def result(self, n_chunks: int) -> DegenerateOutputs:
+        by_field = self.by_field
+        return DegenerateOutputs(
+            chunks=n_chunks,
+            valid=self.valid,
+            duplicated_items=self.duplicated,
+            chunks_with_duplicates=self.chunks_duplicated,
+            cut_by_max_tokens=self.cut,
+            cut_and_invalid=self.cut_invalid,
+            empty_fields=self.empty,
+            reference_filled=self.filled,
+            empty_by_field={k: by_field[k] for k in _FILLABLE if by_field[k]},
+            cited_message_ids=self.cited,
+            foreign_message_ids=self.foreign,
+        )
