@@ -22,9 +22,13 @@ from chatledger.core._vocabulary import DEFAULT, DEFAULT_VOCABULARY, Vocabulary
 
 
 def _member_of(kind: str) -> AfterValidator:
+    default = frozenset(DEFAULT.allowed(kind))  # the usual case, a set lookup (DEFAULT is frozen)
+
     def check(value: str, info: ValidationInfo) -> str:
-        context = info.context if isinstance(info.context, dict) else {}
-        vocabulary = context.get("vocabulary", DEFAULT)
+        context = info.context
+        vocabulary = context.get("vocabulary", DEFAULT) if isinstance(context, dict) else DEFAULT
+        if vocabulary is DEFAULT and value in default:
+            return value
         allowed = vocabulary.allowed(kind)
         if value not in allowed:
             raise ValueError(f"{value!r} is not a {kind}; expected one of {', '.join(allowed)}")
