@@ -15,10 +15,11 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import resource
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from chatledger.core import (
     first_validation_error,
     prepare_output_dir,
 )
+from chatledger.corpus import index_extraction_lines, iter_chunks, read_indexed_records
 from chatledger.judge import Graded
 from chatledger.providers import ProviderHub
 from chatledger.record import (
@@ -439,10 +441,20 @@ class _Run:
             return PanelAudit("off", [], [j.name for j in judges], {}, None)
         self._say("auditing the judges against known truth")
         t0 = time.perf_counter()
+        if options.max_chunks is None:
+            chunks = worker_chunks(str(chunks_path))
+            reference: Mapping[str, Any] = worker_extractions(str(reference_path)).records
+        else:
+            # The audit reads the first max_chunks chunks: only they are parsed, and only
+            # their reference lines (not the whole files: issue 34).
+            chunks = list(itertools.islice(iter_chunks(chunks_path), options.max_chunks))
+            reference = read_indexed_records(
+                index_extraction_lines(reference_path), [c.chunk_id for c in chunks]
+            )
         found = audit_panel(
             judges,
-            worker_extractions(str(reference_path)).records,
-            worker_chunks(str(chunks_path)),
+            reference,
+            chunks,
             mode=options.audit,
             priced=options.priced,
             max_false_alarms=options.max_false_alarms,
