@@ -6,13 +6,16 @@ once something walks the data) cannot get past loading, and no ChatLedger config
 repetition that cannot be written out. Every failure is one :class:`InputError` line naming the
 file: syntax errors as ``config.yaml:LINE:COL: problem``, a value that cannot be built (a
 timestamp such as ``2026-02-30``, an integer of more than 4,300 digits) at its place, nesting
-deeper than the parser's stack, bytes that are not UTF-8. A NaN or infinite number, or a string
-holding a lone surrogate, is refused anywhere in the file, naming its key path: no config has a
-use for them, and they would end up as invalid JSON in ``run.json``.
+deeper than the parser's stack, bytes that are not UTF-8. A key written twice in one mapping is
+refused at its second place (YAML and JSON alike would keep the last silently: a gate rule or a
+challenger list written twice would lose the first without a word). A NaN or infinite number,
+or a string holding a lone surrogate, is refused anywhere in the file, naming its key path: no
+config has a use for them, and they would end up as invalid JSON in ``run.json``.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,23 @@ class _StrictLoader(yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise ComposerError(None, None, ALIASES_REFUSED, event.start_mark)
         return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue  # a complex key: the base class refuses the unhashable ones
+                key = self.construct_object(key_node)
+                if key in first:
+                    raise ConstructorError(
+                        None,
+                        None,
+                        f"duplicate key {key!r} (first on line {first[key]})",
+                        key_node.start_mark,
+                    )
+                first[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         try:
@@ -128,6 +148,10 @@ def parse_config_text(text: str, *, path: str | Path) -> Any:
                     exc.reason, path=path, line=exc.line, column=exc.column
                 ) from None
             raise InputError(exc.message, path=path) from None
+        duplicate = _first_duplicate_key(text)
+        if duplicate is not None:
+            where, key = duplicate
+            raise InputError(f"duplicate key {key!r}", path=path, field=where or None)
         return data
     data = load_yaml(text, path=path)
     found = first_unwritable(data)
@@ -135,6 +159,23 @@ def parse_config_text(text: str, *, path: str | Path) -> Any:
         where, message = found
         raise InputError(message, path=path, field=where or None)
     return data
+
+
+def _first_duplicate_key(text: str) -> tuple[str, str] | None:
+    """(dot path of the object, key) of the first key written twice in one JSON object of
+    ``text`` (already parsed once, so it is valid JSON), or None."""
+    found: list[tuple[str, str]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not found:
+                found.append(("", key))
+            seen.add(key)
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs)
+    return found[0] if found else None
 
 
 def read_config_file(path: str | Path) -> Any:

@@ -123,11 +123,13 @@ def loads_strict(text: str | bytes) -> Any:
     try:
         value = json.loads(text, parse_constant=constant, parse_float=number)
     except json.JSONDecodeError as exc:
+        # "Unterminated string starting at" ends in "at" itself: not "… at at column 7".
+        problem = exc.msg.removesuffix(" at")
         raise JsonTextError(
-            f"not valid JSON ({exc.msg} at column {exc.colno})",
+            f"not valid JSON ({problem} at column {exc.colno})",
             line=exc.lineno,
             column=exc.colno,
-            reason=f"not valid JSON ({exc.msg})",
+            reason=f"not valid JSON ({problem})",
         ) from None
     except RecursionError:
         raise JsonTextError("not valid JSON (nested too deeply)") from None
