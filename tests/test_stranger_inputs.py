@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_cli_errors import EXAMPLES, RUN_YAML, assert_one_error_line, chatledger
+from test_cli_errors import EXAMPLES, RUN_YAML, Outcome, assert_one_error_line, chatledger
 
 
 @pytest.fixture
@@ -98,4 +98,103 @@ def test_a_truncated_chunks_line_reads_once_at(work: Path) -> None:
     assert_one_error_line(result, 2)
     assert _only_error(result.err) == (
         "error: chunks.jsonl:1: not valid JSON (Unterminated string starting at column 85)"
+    )
+
+
+# --- CaSiNo exports close to the real format --------------------------------------------------
+
+CASINO_DIALOGUE: dict[str, object] = {
+    "dialogue_id": 7,
+    "chat_logs": [
+        {"text": "Hello! Ready for the trip?", "task_data": {}, "id": "mturk_agent_1"},
+        {"text": "Yes, I need extra water.", "task_data": {}, "id": "mturk_agent_2"},
+    ],
+    "participant_info": {
+        "mturk_agent_1": {"value2issue": {"High": "Food"}, "value2reason": {"High": "kids"}},
+        "mturk_agent_2": {"value2issue": {"High": "Water"}, "value2reason": {"High": "hot"}},
+    },
+    "annotations": [["Yes, I need extra water.", "self-need"]],
+}
+
+
+def _casino(work: Path, dialogues: object, name: str = "casino.json") -> Outcome:
+    (work / name).write_text(json.dumps(dialogues), encoding="utf-8")
+    return chatledger("corpus", "import", "casino", name, "--out", "out", cwd=work)
+
+
+def _changed(**chat_log_0: object) -> dict[str, object]:
+    dialogue = json.loads(json.dumps(CASINO_DIALOGUE))
+    dialogue["chat_logs"][0].update(chat_log_0)
+    return dialogue
+
+
+@pytest.mark.parametrize(
+    ("dialogue", "says"),
+    [
+        # Before: the message's text was the four letters "None", imported with exit 0.
+        (
+            _changed(text=None),
+            "casino.json [1.chat_logs.0.text]: expected a string, got a JSON null",
+        ),
+        # Before: a third speaker nobody listed, imported with exit 0.
+        (
+            _changed(id="mturk_agent_9"),
+            "casino.json [1.chat_logs.0.id]: speaker 'mturk_agent_9' is not one of the "
+            "dialogue's participants (mturk_agent_1, mturk_agent_2)",
+        ),
+        # Before: a traceback-free but placeless "not CaSiNo data" for the whole file.
+        (
+            {"dialogue_id": 8},
+            "casino.json [1.chat_logs]: missing (a CaSiNo dialogue has dialogue_id and chat_logs)",
+        ),
+        # Before: an internal error (exit 70): 'str' object has no attribute 'get'.
+        (
+            _changed(text="Submit-Deal", task_data="accept"),
+            "casino.json [1.chat_logs.0.task_data]: expected an object, got a JSON string",
+        ),
+    ],
+    ids=["null text", "unknown speaker", "no chat_logs", "task_data a string"],
+)
+def test_a_bad_casino_dialogue_is_named_by_index_and_field(
+    work: Path, dialogue: object, says: str
+) -> None:
+    result = _casino(work, [CASINO_DIALOGUE, dialogue])
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == f"error: {says}"
+    assert not (work / "out" / "chunks.jsonl").exists()
+
+
+def test_casino_as_one_dialogue_per_line_imports_the_same_chunks(work: Path) -> None:
+    # Before: "not a JSON file (Extra data: line 2 column 1 (char …))", exit 2.
+    second = dict(CASINO_DIALOGUE, dialogue_id=8)
+    listed = _casino(work, [CASINO_DIALOGUE, second])
+    assert listed.code == 0, listed.err
+    expected = (work / "out" / "chunks.jsonl").read_text(encoding="utf-8")
+    (work / "lines.jsonl").write_text(
+        json.dumps(CASINO_DIALOGUE) + "\n\n" + json.dumps(second) + "\n", encoding="utf-8"
+    )
+    lines = chatledger("corpus", "import", "casino", "lines.jsonl", "--out", "out2", cwd=work)
+    assert lines.code == 0, lines.err
+    assert (work / "out2" / "chunks.jsonl").read_text(encoding="utf-8") == expected
+    assert expected.count("\n") == 2
+
+
+def test_a_bad_line_of_casino_jsonl_is_named_by_line(work: Path) -> None:
+    (work / "lines.jsonl").write_text(
+        json.dumps(CASINO_DIALOGUE) + "\n" + json.dumps(_changed(text=None)) + "\n",
+        encoding="utf-8",
+    )
+    result = chatledger("corpus", "import", "casino", "lines.jsonl", "--out", "out", cwd=work)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: lines.jsonl:2 [chat_logs.0.text]: expected a string, got a JSON null"
+    )
+
+
+def test_one_casino_dialogue_object_is_refused_saying_what_it_got(work: Path) -> None:
+    result = _casino(work, CASINO_DIALOGUE)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: casino.json: not CaSiNo data: expected a JSON list of dialogues with "
+        "dialogue_id and chat_logs (or one dialogue per line), got a JSON object"
     )

@@ -51,18 +51,106 @@ def _files(path: Path) -> list[Path]:
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
+    """The file's dialogues, each checked (a JSON list as CaSiNo ships it, or one dialogue per
+    line as a datasets export writes it); a bad one is one line naming its place and field."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a JSON file ({exc})", path=path) from None
-    if not isinstance(data, list) or not all(
-        isinstance(d, dict) and "dialogue_id" in d and "chat_logs" in d for d in data
-    ):
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 (byte 0x{exc.object[exc.start]:02x})", path=path) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if not exc.msg.startswith("Extra data"):
+            raise InputError(f"not a JSON file ({exc})", path=path) from None
+        return _load_lines(text, path)
+    if not isinstance(data, list):
         raise InputError(
-            "not CaSiNo data: expected a JSON list of dialogues with dialogue_id and chat_logs",
+            "not CaSiNo data: expected a JSON list of dialogues with dialogue_id and chat_logs "
+            f"(or one dialogue per line), got a JSON {_json_kind(data)}",
             path=path,
         )
+    for index, dialogue in enumerate(data):
+        _check_dialogue(dialogue, path=path, line=None, prefix=f"{index}.")
     return data
+
+
+def _load_lines(text: str, path: Path) -> list[dict[str, Any]]:
+    dialogues = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            dialogue = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=number
+            ) from None
+        _check_dialogue(dialogue, path=path, line=number, prefix="")
+        dialogues.append(dialogue)
+    return dialogues
+
+
+def _json_kind(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
+def _check_dialogue(dialogue: Any, *, path: Path, line: int | None, prefix: str) -> None:
+    """Refuse what the reader would otherwise turn into wrong text: a message whose text is
+    null would read "None", a speaker who is not a participant would be a third party."""
+
+    def fail(message: str, field: str) -> InputError:
+        return InputError(message, path=path, line=line, field=f"{prefix}{field}".rstrip("."))
+
+    if not isinstance(dialogue, dict):
+        raise fail(f"expected a dialogue (a JSON object), got a JSON {_json_kind(dialogue)}", "")
+    for key in ("dialogue_id", "chat_logs"):
+        if key not in dialogue:
+            raise fail("missing (a CaSiNo dialogue has dialogue_id and chat_logs)", key)
+    if not isinstance(dialogue["dialogue_id"], (str, int)) or isinstance(
+        dialogue["dialogue_id"], bool
+    ):
+        raise fail("expected a string or an integer", "dialogue_id")
+    logs = dialogue["chat_logs"]
+    if not isinstance(logs, list):
+        raise fail(f"expected a list of messages, got a JSON {_json_kind(logs)}", "chat_logs")
+    info = dialogue.get("participant_info")
+    if info is not None and not isinstance(info, dict):
+        raise fail(f"expected an object, got a JSON {_json_kind(info)}", "participant_info")
+    participants = sorted(info or {})
+    for name, about in (info or {}).items():
+        if not isinstance(about, dict):
+            raise fail(
+                f"expected an object, got a JSON {_json_kind(about)}", f"participant_info.{name}"
+            )
+        for key in ("value2issue", "value2reason"):
+            value = about.get(key)
+            if value is not None and not isinstance(value, dict):
+                raise fail(
+                    f"expected an object, got a JSON {_json_kind(value)}",
+                    f"participant_info.{name}.{key}",
+                )
+    annotations = dialogue.get("annotations")
+    if annotations is not None and not isinstance(annotations, list):
+        raise fail(f"expected a list, got a JSON {_json_kind(annotations)}", "annotations")
+    for number, entry in enumerate(logs):
+        where = f"chat_logs.{number}"
+        if not isinstance(entry, dict):
+            raise fail(f"expected a message (a JSON object), got a JSON {_json_kind(entry)}", where)
+        for key in ("text", "id"):
+            value = entry.get(key)
+            if not isinstance(value, str):
+                got = "missing" if key not in entry else f"a JSON {_json_kind(value)}"
+                raise fail(f"expected a string, got {got}", f"{where}.{key}")
+        task = entry.get("task_data")
+        if task is not None and not isinstance(task, dict):
+            raise fail(f"expected an object, got a JSON {_json_kind(task)}", f"{where}.task_data")
+        if participants and entry["id"] not in participants:
+            raise fail(
+                f"speaker {entry['id']!r} is not one of the dialogue's participants "
+                f"({', '.join(participants)})",
+                f"{where}.id",
+            )
 
 
 def _deal_text(entry: dict[str, Any]) -> str:
@@ -82,11 +170,11 @@ def _deal_text(entry: dict[str, Any]) -> str:
 def _messages(dialogue: dict[str, Any], chunk_id: str) -> list[Message]:
     messages = []
     for index, entry in enumerate(dialogue["chat_logs"], start=1):
-        text = str(entry.get("text", ""))
+        text = entry["text"]  # a string: _check_dialogue refused anything else
         messages.append(
             Message(
                 id=f"{chunk_id}-u{index:02d}",
-                speaker=str(entry.get("id", "")),
+                speaker=entry["id"],
                 timestamp=None,
                 text=_deal_text(entry) if text in DEAL_ACTIONS else text,
             )
@@ -209,7 +297,7 @@ def read_casino(
                 continue
             key = str(dialogue["dialogue_id"])
             if key in seen:
-                corpus.dropped["dialogues seen in an earlier file"] += 1
+                corpus.dropped["dialogues whose dialogue_id was seen before"] += 1
                 continue
             seen.add(key)
             taken += 1
