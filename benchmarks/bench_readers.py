@@ -24,6 +24,7 @@ from pathlib import Path
 
 from _synthetic import write_run_corpus
 from bench_gate import RULES
+from bench_score import compile_sources
 
 TARGET_S = 0.5  # issue 32: gate and stats on 1,000 chunks
 
@@ -67,6 +68,7 @@ def main() -> None:
         if args.source is not None:
             trees[" (other tree)"] = args.source.resolve() / "src"
         samples: dict[str, list[tuple[float, float]]] = {}
+        compile_sources(*trees.values())
         for _ in range(args.repeats):
             for label, tree in trees.items():
                 env = dict(os.environ, PYTHONPATH=str(tree))
