@@ -198,3 +198,59 @@ def test_one_casino_dialogue_object_is_refused_saying_what_it_got(work: Path) ->
         "error: casino.json: not CaSiNo data: expected a JSON list of dialogues with "
         "dialogue_id and chat_logs (or one dialogue per line), got a JSON object"
     )
+
+
+# --- a provider's SDK not installed (`pip install chatledger`, no extras) ---------------------
+
+
+@pytest.fixture
+def without_sdks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """An environment where ``import openai`` and ``import anthropic`` fail, as after
+    ``pip install chatledger`` without their extras (a keyed environment: the key is there)."""
+    shadow = tmp_path_factory.mktemp("no-sdks")
+    for module in ("openai", "anthropic"):
+        (shadow / module).mkdir()
+        (shadow / module / "__init__.py").write_text(
+            "raise ImportError('not installed here')\n", encoding="utf-8"
+        )
+    return {"PYTHONPATH": str(shadow), "OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
+
+
+@pytest.mark.parametrize(
+    ("model", "extra"),
+    [("openai:gpt-5.2", "openai"), ("anthropic:claude-opus-4-6", "anthropic")],
+)
+def test_extract_without_the_sdk_names_the_extra_in_one_line_and_writes_nothing(
+    work: Path, without_sdks: dict[str, str], model: str, extra: str
+) -> None:
+    # Before: exit 1 after every chunk's call failed, a summary table, "36 call(s) … failed"
+    # and "hint: run the same command again to retry them" — which could never help.
+    result = chatledger(
+        "extract", "--model", model, "--chunks", "chunks.jsonl", "--out", "out.jsonl",
+        "--cache-dir", "cache", cwd=work, env=without_sdks,
+    )  # fmt: skip
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        f"error: calling {extra} models needs the optional extra '{extra}' "
+        f"({extra} not installed): pip install 'chatledger[{extra}]'"
+    )
+    assert not (work / "out.jsonl").exists()
+
+
+def test_a_run_whose_model_judge_has_no_sdk_stops_in_one_line(
+    work: Path, without_sdks: dict[str, str]
+) -> None:
+    (work / "run.yaml").write_text(
+        RUN_YAML.replace(
+            "layers: [extraction, downstream]",
+            "layers: [extraction, judge]\njudges: [{name: opus, model: anthropic:claude-opus-4-6}]",
+        ),
+        encoding="utf-8",
+    )
+    env = {**without_sdks, "CHATLEDGER_CACHE_DIR": str(work / "cache")}
+    result = chatledger("run", "run.yaml", "--out", "r", "--no-report", cwd=work, env=env)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: calling anthropic models needs the optional extra 'anthropic' "
+        "(anthropic not installed): pip install 'chatledger[anthropic]'"
+    )

@@ -68,6 +68,7 @@ from chatledger.providers import (
     BudgetExceeded,
     CompletionCache,
     MissingApiKeyError,
+    MissingSdkError,
     PriceTable,
     PriceUnknownError,
     Provider,
@@ -460,7 +461,12 @@ async def _extract_with_model(
                 if summary.stopped is None:
                     summary.stopped = exc
                 return
-            except (MissingApiKeyError, PriceUnknownError, ServerUnreachableError) as exc:
+            except (
+                MissingApiKeyError,
+                MissingSdkError,
+                PriceUnknownError,
+                ServerUnreachableError,
+            ) as exc:
                 fatal.append(exc)
                 return
             except ProviderError as exc:

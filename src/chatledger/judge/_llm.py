@@ -35,6 +35,7 @@ from chatledger.providers import (
     CompletionCache,
     CompletionRequest,
     MissingApiKeyError,
+    MissingSdkError,
     OutputSchema,
     PriceUnknownError,
     Provider,
@@ -208,6 +209,7 @@ class LLMJudge(Judge):
                 except (
                     BudgetExceeded,
                     MissingApiKeyError,
+                    MissingSdkError,
                     PriceUnknownError,
                     EnvironmentFault,  # no runtime, no server: no call can succeed
                     ServerUnreachableError,
@@ -234,6 +236,7 @@ class LLMJudge(Judge):
         except (
             BudgetExceeded,
             MissingApiKeyError,
+            MissingSdkError,
             PriceUnknownError,
             ServerUnreachableError,
         ):

@@ -27,7 +27,7 @@ from chatledger.providers._base import (
 from chatledger.providers._clients import LoopBoundClient
 from chatledger.providers._errors import (
     ConnectionRefusedRetry,
-    ProviderError,
+    MissingSdkError,
     ReplyTooLargeError,
     RetryableError,
     connection_refused,
@@ -61,9 +61,7 @@ class AnthropicProvider(ManagedProvider):
         try:
             import anthropic
         except ImportError:
-            raise ProviderError(
-                "the anthropic SDK is not installed: pip install 'chatledger[anthropic]'"
-            ) from None
+            raise MissingSdkError("anthropic", "anthropic") from None
         return anthropic.AsyncAnthropic(
             api_key=read_api_key(API_KEY_ENV, "Anthropic"),
             base_url=self.base_url,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatledger.core import ChatLedgerError, EnvironmentFault
+from chatledger.core import ChatLedgerError, EnvironmentFault, MissingExtraError
 
 
 class ProviderError(ChatLedgerError):
@@ -18,6 +18,14 @@ class MissingApiKeyError(ProviderError):
             f"{variable} is not set: export it to call {provider} models "
             "(keys are read only from the environment)"
         )
+
+
+class MissingSdkError(MissingExtraError, ProviderError):
+    """The SDK a provider calls through is an optional extra that is not installed: no call
+    can succeed, so callers stop at the first (a user mistake, exit 2), as for a missing key."""
+
+    def __init__(self, extra: str, provider: str) -> None:
+        super().__init__(extra, f"calling {provider} models", [extra])
 
 
 class BudgetExceeded(ChatLedgerError):

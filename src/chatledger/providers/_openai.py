@@ -33,7 +33,7 @@ from chatledger.providers._base import (
 from chatledger.providers._clients import LoopBoundClient
 from chatledger.providers._errors import (
     ConnectionRefusedRetry,
-    ProviderError,
+    MissingSdkError,
     ReplyTooLargeError,
     RetryableError,
     connection_refused,
@@ -84,9 +84,7 @@ class OpenAIProvider(ManagedProvider):
             import openai
             import openai._models
         except ImportError:
-            raise ProviderError(
-                "the openai SDK is not installed: pip install 'chatledger[openai]'"
-            ) from None
+            raise MissingSdkError("openai", self.kind) from None
         key = read_api_key(self.key_variable, self.kind, required=self.key_required)
         kwargs: dict[str, Any] = {
             "api_key": key or _NO_KEY,

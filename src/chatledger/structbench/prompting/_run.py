@@ -17,6 +17,7 @@ from chatledger.core import ChatLedgerError, InputError
 from chatledger.providers import (
     BudgetExceeded,
     MissingApiKeyError,
+    MissingSdkError,
     PriceUnknownError,
     Provider,
     ProviderError,
@@ -99,7 +100,12 @@ async def run_strategy(
                 outcome.budget_stop = outcome.budget_stop or str(exc)
                 stop.set()
                 return
-            except (MissingApiKeyError, PriceUnknownError, ServerUnreachableError) as exc:
+            except (
+                MissingApiKeyError,
+                MissingSdkError,
+                PriceUnknownError,
+                ServerUnreachableError,
+            ) as exc:
                 fatal.append(exc)
                 stop.set()
                 return
