@@ -102,13 +102,8 @@ Sums = Mapping[str, FloatArray]
 
 def _ratio(num: FloatArray, den: FloatArray, empty: float = 0.0) -> FloatArray:
     """num / den, ``empty`` where den is 0."""
-    # one division where den > 0 (the same quotients), ``empty`` elsewhere
-    out: FloatArray = np.divide(
-        num,
-        den,
-        out=np.full(np.broadcast_shapes(np.shape(num), np.shape(den)), empty),
-        where=den > 0,
-    )
+    positive = den > 0  # compared once (the resampled figures call this ~2,000 times a gate)
+    out: FloatArray = np.where(positive, num / np.where(positive, den, 1.0), empty)
     return out
 
 
