@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -91,13 +92,18 @@ def test_a_rerun_skips_finished_stages_and_writes_the_same_bytes(
     real = execute_module._Run.execute
 
     def counting(self: execute_module._Run) -> object:
-        original = self.pool.map
+        original, original_imap = self.pool.map, self.pool.imap
 
         def map_and_count(fn: object, batch: list[object]) -> list[object]:
             units.append(len(batch))
             return original(fn, batch)  # type: ignore[arg-type]
 
+        def imap_and_count(fn: object, batch: list[object]) -> Iterator[object]:
+            units.append(len(batch))
+            return original_imap(fn, batch)  # type: ignore[arg-type]
+
         self.pool.map = map_and_count  # type: ignore[method-assign]
+        self.pool.imap = imap_and_count  # type: ignore[method-assign]
         return real(self)
 
     monkeypatch.setattr(execute_module._Run, "execute", counting)

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import pickle
 import resource
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -114,6 +116,9 @@ STAGE_OF_LAYER = {"extraction": "score", "judge": "judge", "downstream": "downst
 # Batches of at least this many chunks (whole conversations), about four per worker: enough
 # to keep every worker busy to the end, few enough that dispatch costs nothing.
 MIN_BATCH_CHUNKS = 25
+# And at most this many: what a unit holds while it computes grows with its batch, and past a
+# few hundred chunks a larger batch saves nothing (issue 34: 2,500-chunk batches at 10k).
+MAX_BATCH_CHUNKS = 200
 
 
 def execute_run(
@@ -302,6 +307,7 @@ class _Run:
         # Stages score / judge / downstream: every batch of every model still to compute.
         n_chunks = len(index.chunk_ids)
         target = max(MIN_BATCH_CHUNKS, math.ceil(n_chunks / (4 * worker_count(self.pool))))
+        target = min(target, MAX_BATCH_CHUNKS)
         batches = index.batches(target)
         groups: list[BatchGroup] = []
         for positions in batches:
@@ -314,15 +320,15 @@ class _Run:
                 groups.append(BatchGroup(group))
         t0 = time.perf_counter()
         self._say(f"scoring {len(groups)} batch(es) of chunks on the {self.pool.spec} executor")
-        grouped: list[list[BatchResult]] = self.pool.map(run_unit, groups)
+        # Each model's batch results arrive pickled and go to a spool file as they come: the
+        # run holds a few bytes per batch, and unpickles one model's at a time to assemble it.
+        by_model = _BatchSpool(self.out_dir)
+        for group_units, pickled in zip(groups, self.pool.imap(run_unit, groups), strict=True):
+            for unit, blob in zip(group_units.units, pickled, strict=True):
+                by_model.add(unit.name, blob)
         compute_s = time.perf_counter() - t0
         # Wall time of the units on the executor (the part more workers can shorten).
         self.timings["units_s"] = compute_s
-        by_model: dict[str, list[BatchResult]] = {}
-        for group_units, group_results in zip(groups, grouped, strict=True):
-            for unit, batch in zip(group_units.units, group_results, strict=True):
-                by_model.setdefault(unit.name, []).append(batch)
-        del grouped  # each model's batches are released once it is assembled (pop below)
         n_units = sum(len(g.units) for g in groups)
 
         store = StageStore(self.out_dir)
@@ -341,7 +347,7 @@ class _Run:
             for done, plan in enumerate(plans, start=1):
                 outputs = self._assemble(
                     plan,
-                    by_model.pop(plan.name, []),
+                    by_model.take(plan.name),
                     index,
                     scoring,
                     spec,
@@ -366,6 +372,7 @@ class _Run:
                     variance[plan.name] = plan.facts.variance
                 if self.on_progress:
                     self.on_progress(f"{plan.name}: {', '.join(config.layers)}", done, len(plans))
+            by_model.close()
             t0 = time.perf_counter()
             stats = compute_run_stats(
                 series,
@@ -871,6 +878,33 @@ class _Run:
             reference=reference_gold.gold,
             models={p.name: p.facts.gold for p in plans if p.facts.gold is not None},
         )
+
+
+class _BatchSpool:
+    """The units' pickled batch results, by model, in an unnamed file of the run folder (it
+    disappears when closed, or with the process): what the run holds is where each one is."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self._file = tempfile.TemporaryFile(dir=out_dir)  # noqa: SIM115 - closed by close()
+        self._where: dict[str, list[tuple[int, int]]] = {}
+        self._end = 0
+
+    def add(self, name: str, blob: bytes) -> None:
+        self._file.seek(self._end)
+        self._file.write(blob)
+        self._where.setdefault(name, []).append((self._end, len(blob)))
+        self._end += len(blob)
+
+    def take(self, name: str) -> list[BatchResult]:
+        """One model's batch results, in the order they were added; forgotten here."""
+        results: list[BatchResult] = []
+        for offset, size in self._where.pop(name, []):
+            self._file.seek(offset)
+            results.append(pickle.loads(self._file.read(size)))
+        return results
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def _str(path: Path | None) -> str | None:

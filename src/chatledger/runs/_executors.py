@@ -19,8 +19,8 @@ import importlib
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any, TypeVar
@@ -85,6 +85,11 @@ class Executor(ABC):
     @abstractmethod
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]: ...
 
+    def imap(self, fn: Callable[[U], R], units: Sequence[U]) -> Iterator[R]:
+        """:meth:`map` one result at a time, in unit order, each released by the executor
+        once given: the caller need not hold them all."""
+        yield from self.map(fn, units)
+
     def close(self) -> None:  # noqa: B027 - a no-op unless the executor holds workers
         """Release the workers (a no-op for ``local``)."""
 
@@ -101,6 +106,10 @@ class LocalExecutor(Executor):
 
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
         return [fn(unit) for unit in units]
+
+    def imap(self, fn: Callable[[U], R], units: Sequence[U]) -> Iterator[R]:
+        for unit in units:
+            yield fn(unit)
 
 
 class ProcessExecutor(Executor):
@@ -137,6 +146,18 @@ class ProcessExecutor(Executor):
             pool = self._get_pool()
             futures = [pool.submit(fn, unit) for unit in units]
         return [future.result() for future in futures]
+
+    def imap(self, fn: Callable[[U], R], units: Sequence[U]) -> Iterator[R]:
+        if len(units) <= 1:
+            yield from self.map(fn, units)
+            return
+        with interrupts_deferred():
+            pool = self._get_pool()
+            futures: list[Future[R] | None] = [pool.submit(fn, unit) for unit in units]
+        for i, future in enumerate(futures):
+            assert future is not None
+            futures[i] = None  # the result is the caller's now
+            yield future.result()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -213,6 +234,16 @@ class DaskExecutor(Executor):
         futures = self._client.map(fn, list(units), pure=False)
         results: list[R] = self._client.gather(futures)
         return results
+
+    def imap(self, fn: Callable[[U], R], units: Sequence[U]) -> Iterator[R]:
+        if not units:
+            return
+        futures: list[Any] = self._client.map(fn, list(units), pure=False)
+        for i, future in enumerate(futures):
+            result: R = self._client.gather(future)
+            futures[i] = None
+            future.release()  # the cluster forgets it: its workers keep no finished results
+            yield result
 
     def close(self) -> None:
         with interrupts_deferred():

@@ -17,6 +17,7 @@ Units:
 from __future__ import annotations
 
 import os
+import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -485,11 +486,16 @@ class BatchGroup:
     units: tuple[BatchUnit, ...]
 
 
-def score_group(group: BatchGroup) -> list[BatchResult]:
+def score_group(group: BatchGroup) -> list[bytes]:
+    """Each model's :class:`BatchResult`, pickled here: the run spools them to disk as they
+    arrive and unpickles one model's at a time (pickled, a result is ~8x smaller than live)."""
     global _needed_files
     _needed_files = max(_needed_files, 2 + len(group.units))
     shared: dict[str, Any] = {}
-    return [score_batch(unit, shared) for unit in group.units]
+    return [
+        pickle.dumps(score_batch(unit, shared), protocol=pickle.HIGHEST_PROTOCOL)
+        for unit in group.units
+    ]
 
 
 def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchResult:

@@ -44,7 +44,7 @@ from chatledger.scoring._message_ids import cited_message_ids
 from chatledger.scoring._types import FieldScore, FieldScorer
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChunkResult:
     """All field scores of one chunk (zeros when the challenger's extraction is unusable)."""
 

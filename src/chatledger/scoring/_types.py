@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # the scorers' context needs the matchers (rapidfuzz); reader
     from chatledger.scoring._context import ScoringContext
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FieldScore:
     """One field of one chunk: the score, its weighted parts, and item counts."""
 
