@@ -254,3 +254,41 @@ def test_a_run_whose_model_judge_has_no_sdk_stops_in_one_line(
         "error: calling anthropic models needs the optional extra 'anthropic' "
         "(anthropic not installed): pip install 'chatledger[anthropic]'"
     )
+
+
+# --- a run directory whose files were cut short -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("run")
+    for name in ("chunks.jsonl", "reference.jsonl", "challenger.jsonl"):
+        shutil.copy(EXAMPLES / name, work / name)
+    (work / "run.yaml").write_text(RUN_YAML, encoding="utf-8")
+    done = chatledger("run", "run.yaml", "--out", "r", "--no-report", cwd=work)
+    assert done.code == 0, done.err
+    return work / "r"
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        (
+            "scores.parquet",
+            "not a readable score table (Could not open Parquet input source "
+            "'c/scores.parquet': Parquet magic bytes not found in footer. Either the file is "
+            "corrupted or this is not a parquet file.)",
+        ),
+        ("downstream.json", "not a readable downstream file (Input data was truncated)"),
+    ],
+)
+def test_report_on_a_run_file_cut_short_is_one_line_not_a_bug(
+    finished_run: Path, tmp_path: Path, name: str, says: str
+) -> None:
+    # Before: exit 70, "internal error: ArrowInvalid: …" / "internal error: DecodeError: …".
+    copy = tmp_path / "c"
+    shutil.copytree(finished_run, copy)
+    (copy / name).write_bytes((finished_run / name).read_bytes()[:100])
+    result = chatledger("report", "c", cwd=tmp_path)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == f"error: c/{name}: {says}"

@@ -163,12 +163,20 @@ def load_run_files(run_dir: Path) -> RunFiles:
     files = RunFiles(run_dir=run_dir, run=run)
     scores_path = run_dir / SCORES_FILE
     if scores_path.is_file():
-        files.scores = ChunkScores.read(scores_path)
+        try:
+            files.scores = ChunkScores.read(scores_path)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError) as exc:  # cut short, not parquet
+            raise InputError(f"not a readable score table ({exc})", path=scores_path) from None
     else:
         files.notes.append("scores.parquet is missing: per-chunk distributions are not shown.")
     downstream_path = run_dir / "downstream.json"
     if downstream_path.is_file():
-        files.downstream = read_downstream(downstream_path)
+        try:
+            files.downstream = read_downstream(downstream_path)
+        except msgspec.DecodeError as exc:  # cut short, or not the shape run writes
+            raise InputError(
+                f"not a readable downstream file ({exc})", path=downstream_path
+            ) from None
     _find_inputs(files)
     return files
 
