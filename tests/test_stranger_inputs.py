@@ -292,3 +292,51 @@ def test_report_on_a_run_file_cut_short_is_one_line_not_a_bug(
     result = chatledger("report", "c", cwd=tmp_path)
     assert_one_error_line(result, 2)
     assert _only_error(result.err) == f"error: c/{name}: {says}"
+
+
+# --- numbers an option cannot mean --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        # Before: a table for a drop of nan (every row "—"), exit 0.
+        (
+            ("--detect", "nan"),
+            "[detect]: the drop to detect is on the figures' 0–1 scale: give a number in "
+            "(0, 1], e.g. 0.02 (got nan)",
+        ),
+        # Before: "≈ 2" conversations to tell a drop of 2 on a 0–1 scale, exit 0.
+        (
+            ("--detect", "2"),
+            "[detect]: the drop to detect is on the figures' 0–1 scale: give a number in "
+            "(0, 1], e.g. 0.02 (got 2)",
+        ),
+        # Before: exit 70, "internal error: ValueError: power must be in (0, 1)".
+        (
+            ("--power", "1.5"),
+            "[power]: power is a probability: give a number in (0, 1), e.g. 0.8 (got 1.5)",
+        ),
+    ],
+    ids=["detect nan", "detect 2", "power 1.5"],
+)
+def test_plan_refuses_a_drop_or_power_it_cannot_mean(
+    finished_run: Path, option: tuple[str, str], says: str
+) -> None:
+    result = chatledger("plan", "r", *option, cwd=finished_run.parent)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == f"error: {says}"
+
+
+@pytest.mark.parametrize("day", ["2026-13-10", "03/10/2026", "20260310"])
+def test_report_day_refuses_a_day_that_is_not_a_date(work: Path, day: str) -> None:
+    # Before: "nothing to report on 2026-13-10; days with a report: …" (every day listed).
+    result = chatledger(
+        "report-day", "--extractions", "challenger.jsonl", "--chunks", "chunks.jsonl",
+        "--day", day, cwd=work,
+    )  # fmt: skip
+    assert_one_error_line(result, 2)
+    assert result.err_lines == [
+        f"error: Invalid value for '--day': '{day}' is not a date: write YYYY-MM-DD",
+        "hint: try 'chatledger report-day --help'",
+    ]

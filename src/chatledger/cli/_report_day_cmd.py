@@ -26,6 +26,18 @@ def report_day_command(
     from chatledger.corpus import read_chunks, read_extractions
     from chatledger.downstream import DailyReportConsumer, build_conversations
 
+    if day is not None:
+        import datetime as dt
+
+        try:
+            dt.date.fromisoformat(day)
+            valid = len(day) == 10  # fromisoformat also takes 20261203 and 2026-W49-4
+        except ValueError:
+            valid = False
+        if not valid:
+            raise typer.BadParameter(
+                f"{day!r} is not a date: write YYYY-MM-DD", param_hint="'--day'"
+            )
     conversations = build_conversations(read_chunks(chunks), read_extractions(extractions).records)
     if conversation is not None:
         conversations = tuple(c for c in conversations if c.conversation_id == conversation)

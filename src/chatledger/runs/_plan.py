@@ -12,11 +12,13 @@ alike pair needs fewer, a less alike one more). A guide, "≈ N", as every power
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from chatledger.core import InputError
 from chatledger.runs._paired import (
     _sides,
     _statistic,
@@ -34,7 +36,19 @@ def _figures(model_layers: list[str], fields: list[str]) -> list[str]:
 
 def plan_run(run_dir: Path, *, detect: float = 0.02, power: float = 0.8) -> dict[str, Any]:
     """Per challenger and figure: the figure, its per-conversation SD and the conversations
-    needed (None when the run cannot tell: no spread, or beyond a million)."""
+    needed (None when the run cannot tell: no spread, or beyond a million). ``detect`` is a
+    drop on the figures' 0–1 scale, in (0, 1]; ``power`` in (0, 1)."""
+    if not (math.isfinite(detect) and 0 < detect <= 1):
+        raise InputError(
+            f"the drop to detect is on the figures' 0–1 scale: give a number in (0, 1], "
+            f"e.g. 0.02 (got {detect:g})",
+            field="detect",
+        )
+    if not (math.isfinite(power) and 0 < power < 1):
+        raise InputError(
+            f"power is a probability: give a number in (0, 1), e.g. 0.8 (got {power:g})",
+            field="power",
+        )
     record = read_conversation_run(run_dir, "pilot")
     confidence = record.stats.confidence if record.stats is not None else 0.95
     k = len(dict.fromkeys(record.chunk_conversations))
