@@ -340,3 +340,46 @@ def test_report_day_refuses_a_day_that_is_not_a_date(work: Path, day: str) -> No
         f"error: Invalid value for '--day': '{day}' is not a date: write YYYY-MM-DD",
         "hint: try 'chatledger report-day --help'",
     ]
+
+
+# --- where a file is, and what it is ----------------------------------------------------------
+
+
+def test_an_output_folder_that_takes_no_file_names_the_file_asked_for(work: Path) -> None:
+    # Before: "error: /proc/.emails.jsonl.2371leut.part: cannot write: …" — a temporary name.
+    result = chatledger(
+        "structbench", "generate", "--n", "5", "--out", "/proc/emails.jsonl", cwd=work
+    )
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: /proc/emails.jsonl: cannot write: No such file or directory"
+    )
+
+
+def test_a_config_path_naming_a_folder_says_so(work: Path) -> None:
+    # Before: "file not found: …/adir" for a folder that is there.
+    (work / "adir").mkdir()
+    (work / "run.yaml").write_text(
+        RUN_YAML.replace("{file: challenger.jsonl, name: cheap}", "{file: adir, name: cheap}"),
+        encoding="utf-8",
+    )
+    result = chatledger("run", "run.yaml", "--out", "r", cwd=work)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        f"error: run.yaml [challengers.0.file]: is a directory, expected a file: {work / 'adir'}"
+    )
+
+
+def test_an_annotated_corpus_without_its_kind_is_told_the_kinds_that_read_it(
+    work: Path,
+) -> None:
+    # Before: the kinds listed were the chat apps only, though ami and casino read it.
+    (work / "casino.json").write_text(json.dumps([CASINO_DIALOGUE]), encoding="utf-8")
+    result = chatledger("corpus", "import", "casino.json", "--out", "out", cwd=work)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: casino.json: cannot tell which app this export comes from (known: imessage, "
+        "slack, messenger, instagram, telegram, discord, signal, whatsapp, csv); give the kind, "
+        "e.g. chatledger corpus import whatsapp PATH (annotated corpora are named too: "
+        "chatledger corpus import ami|casino PATH)"
+    )

@@ -104,7 +104,13 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` for a writer that wants a file name (a parquet or
     SQLite writer); it replaces ``path`` when the block ends without an exception."""
     target = check_output_file(path, option=None)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    try:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    except OSError as exc:
+        # The user named the target, not our temporary file beside it (a folder such as
+        # /proc that takes no new file would otherwise print '/proc/.x.jsonl.2371leut.part').
+        exc.filename = str(target)
+        raise
     temporary = Path(name)
     try:
         try:
@@ -116,7 +122,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     except BaseException as exc:
         with contextlib.suppress(OSError):
             temporary.unlink()
-        if isinstance(exc, OSError) and exc.filename is None:
+        if isinstance(exc, OSError) and exc.filename in (None, name):
             # A write that failed (a full disk) says no file: it is this one.
             exc.filename = str(target)
         raise

@@ -350,7 +350,8 @@ def load_run_config(path: str | Path) -> LoadedRunConfig:
     checks += [("gold", gold), ("prices", prices_file)]
     for what, p in checks:
         if p is not None and not _is_file(p, what=what, config_path=path):
-            raise InputError(f"file not found: {p}", path=path, field=what)
+            problem = "is a directory, expected a file" if p.is_dir() else "file not found"
+            raise InputError(f"{problem}: {p}", path=path, field=what)
     return LoadedRunConfig(
         config=config,
         path=path,

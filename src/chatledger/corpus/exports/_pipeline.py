@@ -101,7 +101,8 @@ def detect_kind(source: ExportSource) -> str:
     known = ", ".join(EXPORT_READERS.names())
     raise InputError(
         f"cannot tell which app this export comes from (known: {known}); give the kind, "
-        "e.g. chatledger corpus import whatsapp PATH",
+        "e.g. chatledger corpus import whatsapp PATH (annotated corpora are named too: "
+        "chatledger corpus import ami|casino PATH)",
         path=source.path,
     )
 
