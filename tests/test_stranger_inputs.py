@@ -383,3 +383,38 @@ def test_an_annotated_corpus_without_its_kind_is_told_the_kinds_that_read_it(
         "e.g. chatledger corpus import whatsapp PATH (annotated corpora are named too: "
         "chatledger corpus import ami|casino PATH)"
     )
+
+
+# --- a value of the wrong type in an extraction ------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ['"0.9"', "true"])
+def test_a_confidence_of_the_wrong_type_is_an_invalid_line_not_a_number(
+    work: Path, value: str
+) -> None:
+    # Before: lax validation read "0.9" as 0.9 and true as 1.0: the line counted as valid
+    # although `chatledger schema v3` (a JSON Schema: "type": "number") refuses it.
+    lines = (work / "challenger.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    items = [
+        (name, item)
+        for name, listed in first["extraction"].items()
+        if isinstance(listed, list)
+        for item in listed
+        if isinstance(item, dict) and "confidence" in item
+    ]
+    name, item = items[0]
+    index = first["extraction"][name].index(item)
+    item["confidence"] = json.loads(value)
+    lines[0] = json.dumps(first)
+    (work / "challenger.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = chatledger(
+        "score", "--reference", "reference.jsonl", "--challenger", "challenger.jsonl",
+        "--chunks", "chunks.jsonl", "--format", "json", cwd=work,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["invalid"] == 1
+    assert report["problems"] == [
+        f"challenger.jsonl:1 [extraction.{name}.{index}.confidence]: Input should be a valid number"
+    ]

@@ -263,7 +263,9 @@ def _parse_line(
     if not isinstance(raw, dict):
         return invalid(chunk_id, model, "extraction", "expected a JSON object")
     try:
-        extraction = ExtractionV3.model_validate(raw, context=context)
+        # Strict: the types schema v3 publishes (`chatledger schema v3`); lax validation took
+        # "confidence": "0.9" and true (read as 1.0) as valid, which its JSON Schema refuses.
+        extraction = ExtractionV3.model_validate(raw, context=context, strict=True)
     except ValidationError as exc:
         where, msg = first_validation_error(exc, "extraction")
         return invalid(chunk_id, model, where, msg)

@@ -156,7 +156,9 @@ def extraction_line(
     error = completion.error
     if error is None:
         try:
-            extraction = ExtractionV3.model_validate(completion.parsed).model_dump(mode="json")
+            extraction = ExtractionV3.model_validate(completion.parsed, strict=True).model_dump(
+                mode="json"
+            )
         except ValidationError as exc:
             where, msg = first_validation_error(exc)
             error = f"the JSON is not a valid extraction at {where or '(root)'}: {msg}"
