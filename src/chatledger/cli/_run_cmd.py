@@ -12,7 +12,7 @@ from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from chatledger.runs import RunResult
+    from chatledger.runs import LoadedRunConfig, RunResult
 
 
 def leaderboard_table(result: RunResult) -> Table:
@@ -101,16 +101,31 @@ def run_with_progress(
 ) -> RunResult:
     """Load the config and execute the run; Ctrl-C says which stage it stopped in. ``batch``
     turns batch mode on whatever the config says."""
-    from chatledger.cli._progress import progress_bar
-    from chatledger.core import Interrupted, prepare_output_dir
-    from chatledger.runs import execute_run, load_run_config
+    from chatledger.core import prepare_output_dir
+    from chatledger.runs import load_run_config
 
     loaded = load_run_config(config)
     if batch and not loaded.config.batch:
         loaded = loaded.model_copy(
             update={"config": loaded.config.model_copy(update={"batch": True})}
         )
+    created = not out.exists()
     prepare_output_dir(out)
+    try:
+        return _execute(loaded, out, show, executor)
+    except BaseException:
+        # A run that stopped before writing anything (no key, a refused server) leaves no empty
+        # folder behind it, as extract leaves no empty file.
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
+
+
+def _execute(loaded: LoadedRunConfig, out: Path, show: bool, executor: str | None) -> RunResult:
+    from chatledger.cli._progress import progress_bar
+    from chatledger.core import Interrupted
+    from chatledger.runs import execute_run
+
     stage = ["loading"]
 
     def track(description: str, done: int, total: int) -> None:

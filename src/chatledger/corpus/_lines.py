@@ -48,6 +48,10 @@ from chatledger.core import ChatLedgerError, InputError
 
 UTF8_BOM = b"\xef\xbb\xbf"
 JSON_WHITESPACE = " \t\r\n"
+# A line longer than this is refused (the file is not JSON Lines, or not a file at all): read as
+# a line it would take all the memory there is (the longest chunk line measured, a 5 MB
+# message, is 1/25 of it).
+MAX_LINE_BYTES = 128 * 1024 * 1024
 # Above this size the "is the whole file one JSON document?" check is skipped.
 _WHOLE_DOCUMENT_LIMIT = 64 * 1024 * 1024
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -226,9 +230,14 @@ def _is_blank(text: str) -> bool:
 
 def _open(path: Path) -> Any:
     if not path.exists():
+        if path.is_symlink():
+            raise InputError("a symbolic link to nothing (or a loop of links)", path=path)
         raise InputError("file not found", path=path)
     if path.is_dir():
         raise InputError("is a directory, expected a .jsonl file", path=path)
+    if not path.is_file():
+        # /dev/zero would be one endless line; a pipe cannot be read twice, as readers do.
+        raise InputError("not a regular file (a device or a pipe): give a .jsonl file", path=path)
     try:
         return path.open("rb")
     except OSError as exc:
@@ -238,8 +247,9 @@ def _open(path: Path) -> Any:
 def read_json_lines(path: str | Path) -> Iterator[JsonLine]:
     """Every non-blank line of ``path`` as a :class:`JsonLine`, in file order.
 
-    Raises :class:`InputError` only when the file itself cannot be read (missing, a folder,
-    no permission); what a line holds never raises.
+    Raises :class:`InputError` only when the file itself cannot be read (missing, a folder, a
+    device or a pipe, no permission, a line longer than :data:`MAX_LINE_BYTES`); what a line
+    holds never raises.
     """
     for line, _offset, _size in read_json_lines_at(path):
         yield line
@@ -254,7 +264,13 @@ def read_json_lines_at(path: str | Path) -> Iterator[tuple[JsonLine, int, int]]:
     first_content = True
     offset = 0
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise InputError(
+                    f"line {number} is longer than {MAX_LINE_BYTES // 2**20} MB: not a JSON "
+                    "Lines file",
+                    path=path,
+                )
             start, size = offset, len(raw)
             offset += size
             line = _decode_line(raw, number, path, first_content)

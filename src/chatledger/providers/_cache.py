@@ -96,6 +96,25 @@ def cache_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def _cache_hint(exc: sqlite3.Error) -> str:
+    """What to do about a cache SQLite refused: a damaged file is moved away, but a full disk
+    (or a write limit) or a folder that cannot be written is not the file's fault."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_IOERR", "SQLITE_FULL")):
+        return (
+            "the disk is full or failing (or a file size limit was reached): free some space and "
+            "run the same command again; the cache and its calls are kept"
+        )
+    if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM")):
+        return (
+            "the cache folder cannot be written: fix its permissions, or give another --cache-dir"
+        )
+    return (
+        "move the file away to start a fresh cache (its calls are then asked again), or give "
+        "another --cache-dir"
+    )
+
+
 class CompletionCache:
     """A key → JSON reply store shared by every provider (and by concurrent processes).
 
@@ -136,9 +155,7 @@ class CompletionCache:
             yield
         except sqlite3.Error as exc:
             raise EnvironmentFault(
-                f"{self.path}: cannot {action} the call cache ({exc})",
-                hint="move the file away to start a fresh cache (its calls are then asked "
-                "again), or give another --cache-dir",
+                f"{self.path}: cannot {action} the call cache ({exc})", hint=_cache_hint(exc)
             ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
