@@ -418,3 +418,25 @@ def test_a_confidence_of_the_wrong_type_is_an_invalid_line_not_a_number(
     assert report["problems"] == [
         f"challenger.jsonl:1 [extraction.{name}.{index}.confidence]: Input should be a valid number"
     ]
+
+
+# --- files of the user's that a command would have replaced -------------------------------------
+
+
+def test_examples_does_not_replace_a_users_file_of_the_same_name(tmp_path: Path) -> None:
+    # Before: `chatledger examples .` in a folder holding the user's own gold.jsonl replaced
+    # it with the bundled gold, exit 0.
+    (tmp_path / "gold.jsonl").write_text("MY OWN GOLD\n", encoding="utf-8")
+    result = chatledger("examples", ".", cwd=tmp_path)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: gold.jsonl: is already there with other content: not overwritten (choose an "
+        "empty folder, or pass --overwrite)"
+    )
+    assert (tmp_path / "gold.jsonl").read_text(encoding="utf-8") == "MY OWN GOLD\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gold.jsonl"]  # nothing half-written
+    # Run again on its own files: nothing differs, nothing refused; --overwrite replaces.
+    assert chatledger("examples", ".", "--overwrite", cwd=tmp_path).code == 0
+    again = chatledger("examples", ".", cwd=tmp_path)
+    assert again.code == 0, again.err
+    assert (tmp_path / "gold.jsonl").read_text(encoding="utf-8").startswith('{"chunk_id"')

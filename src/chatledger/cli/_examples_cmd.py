@@ -13,13 +13,16 @@ from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdo
 @app.command("examples")
 def examples_command(
     out: Annotated[Path, typer.Argument(help="folder to write the files into (made if missing)")],
+    overwrite: Annotated[
+        bool, typer.Option(help="replace files of the same names that hold something else")
+    ] = False,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Write the files the README's examples use (chunks, gold, two simulated challengers, a
     partial human gold) into a folder, offline."""
     from chatledger.demo import write_examples
 
-    written = write_examples(out)
+    written = write_examples(out, overwrite=overwrite)
     if output_format is OutputFormat.json:
         emit_json({"files": [str(path) for path in written]})
         return

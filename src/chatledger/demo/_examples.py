@@ -16,11 +16,19 @@ Written the same on every machine, offline, in about a second.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from chatledger.core import ExtractionRecord, ExtractionV3, atomic_write_text, prepare_output_dir
+from chatledger.core import (
+    ExtractionRecord,
+    ExtractionV3,
+    InputError,
+    atomic_write_text,
+    prepare_output_dir,
+)
 from chatledger.corpus import read_extractions
 from chatledger.demo._bundled import write_bundled_corpus
 
@@ -31,12 +39,35 @@ ANNOTATORS = ("ness", "sam")
 ANNOTATED_FIELDS = ("claims", "action_items")
 
 
-def write_examples(out_dir: Path) -> list[Path]:
-    """Write the example files into ``out_dir`` (made if missing); returns their paths."""
+def write_examples(out_dir: Path, *, overwrite: bool = False) -> list[Path]:
+    """Write the example files into ``out_dir`` (made if missing); returns their paths.
+
+    A file of that name already there with other content (the user's own ``chunks.jsonl``)
+    is refused, naming it, unless ``overwrite``: the files are written in a folder beside
+    them first and moved in only when none would replace something else."""
+    folder = prepare_output_dir(out_dir)
+    with tempfile.TemporaryDirectory(prefix=".examples-", dir=folder) as staging:
+        staged = _write_examples(Path(staging))
+        targets = [folder / path.name for path in staged]
+        if not overwrite:
+            for path, target in zip(staged, targets, strict=True):
+                if target.exists() and (
+                    not target.is_file() or target.read_bytes() != path.read_bytes()
+                ):
+                    raise InputError(
+                        "is already there with other content: not overwritten (choose an "
+                        "empty folder, or pass --overwrite)",
+                        path=target,
+                    )
+        for path, target in zip(staged, targets, strict=True):
+            os.replace(path, target)
+    return targets
+
+
+def _write_examples(folder: Path) -> list[Path]:
     from chatledger.corpus import read_chunks
     from chatledger.simulate import OPERATORS, simulate_records, write_records
 
-    folder = prepare_output_dir(out_dir)
     chunks_path, gold_path = write_bundled_corpus(folder)
     chunks = read_chunks(chunks_path)
     gold = read_extractions(gold_path).records
