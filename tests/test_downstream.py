@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from chatledger.cli._app import main
 from chatledger.core import (
@@ -17,6 +18,7 @@ from chatledger.core import (
     ExtractionRecord,
     ExtractionV3,
     InputError,
+    Message,
     RecordStatus,
 )
 from chatledger.corpus import parse_extraction_line, read_chunks, read_extractions
@@ -115,11 +117,17 @@ def test_conversations_follow_timestamps_then_file_order() -> None:
 
 
 def test_bad_timestamp_is_an_input_error() -> None:
-    bad = Chunk.model_validate(
-        {
-            "chunk_id": "c1",
-            "messages": [{"id": "m1", "speaker": "A", "timestamp": "yesterday", "text": "x"}],
-        }
+    data = {
+        "chunk_id": "c1",
+        "messages": [{"id": "m1", "speaker": "A", "timestamp": "yesterday", "text": "x"}],
+    }
+    # Refused where a chunk is read (its file and line named: tests/test_stranger_inputs.py)…
+    with pytest.raises(ValidationError, match="'yesterday' is not an ISO 8601"):
+        Chunk.model_validate(data)
+    # …and by the consumers for a chunk built without validation.
+    bad = Chunk.model_construct(
+        chunk_id="c1",
+        messages=[Message.model_construct(id="m1", speaker="A", timestamp="yesterday", text="x")],
     )
     with pytest.raises(InputError, match="not an ISO 8601"):
         build_conversations([bad], {})

@@ -440,3 +440,24 @@ def test_examples_does_not_replace_a_users_file_of_the_same_name(tmp_path: Path)
     again = chatledger("examples", ".", cwd=tmp_path)
     assert again.code == 0, again.err
     assert (tmp_path / "gold.jsonl").read_text(encoding="utf-8").startswith('{"chunk_id"')
+
+
+def test_a_chunk_timestamp_that_is_not_iso_is_named_with_its_file_and_line(work: Path) -> None:
+    # Before: score took it (exit 0); pipeline, report-day and downstream said only
+    # "[messages.0.timestamp]: chunk '…': timestamp 'yesterday' is not …" — no file, no line.
+    lines = (work / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["messages"][0]["timestamp"] = "yesterday"
+    lines[0] = json.dumps(first)
+    (work / "chunks.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    message_id = first["messages"][0]["id"]
+    for args in (
+        ("score", "--reference", "reference.jsonl", "--challenger", "challenger.jsonl"),
+        ("pipeline", "--extractions", "challenger.jsonl"),
+    ):
+        result = chatledger(*args, "--chunks", "chunks.jsonl", cwd=work)
+        assert_one_error_line(result, 2)
+        assert _only_error(result.err) == (
+            f"error: chunks.jsonl:1 [messages]: message 0 ({message_id!r}): timestamp "
+            "'yesterday' is not an ISO 8601 date-time (e.g. 2026-02-03T18:04:00Z)"
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -35,15 +36,26 @@ class Chunk(BaseModel):
     participants: list[str] = Field(default_factory=list)
     messages: list[Message] = Field(default_factory=list)
 
-    # A field validator (not a model validator) so the error's path names ``messages``.
+    # A field validator (not a model validator) so the error's path names ``messages``. One
+    # pass over the messages checks both: ids unique, timestamps ISO 8601 (the downstream
+    # consumers order and date messages by them; read here, a bad one is named with its file
+    # and line instead of failing later in a consumer).
     @field_validator("messages")
     @classmethod
     def _unique_message_ids(cls, messages: list[Message]) -> list[Message]:
         seen: set[str] = set()
-        for msg in messages:
+        for index, msg in enumerate(messages):
             if msg.id in seen:
                 raise ValueError(f"duplicate message id {msg.id!r}")
             seen.add(msg.id)
+            if msg.timestamp:
+                try:
+                    datetime.fromisoformat(msg.timestamp)
+                except ValueError:
+                    raise ValueError(
+                        f"message {index} ({msg.id!r}): timestamp {msg.timestamp!r} is not an "
+                        "ISO 8601 date-time (e.g. 2026-02-03T18:04:00Z)"
+                    ) from None
         return messages
 
     @property
