@@ -52,26 +52,17 @@ class ChunkScores:
 
     @classmethod
     def read(cls, path: Path) -> ChunkScores:
-        try:
-            table = pq.read_table(
-                path,
-                columns=["model", "chunk_id", "layer", "field", "value"],
-                # The text columns repeat a few values each: read as dictionaries, compared as
-                # such.
-                read_dictionary=["model", "chunk_id", "layer", "field", "component"],
-                filters=[
-                    ("component", "=", "score"),
-                    ("layer", "in", list(CHUNK_LAYERS)),
-                    ("chunk_id", "!=", RUN_LEVEL),
-                ],
-            )
-        except (OSError, ValueError) as exc:  # pyarrow's errors are both
-            # A damaged table (a copy cut short, a disk error): one line, never "a bug".
-            raise InputError(
-                f"not a readable score table ({exc}); run the same 'chatledger run' again to "
-                "write it anew (finished stages are reused)",
-                path=path,
-            ) from None
+        table = pq.read_table(
+            path,
+            columns=["model", "chunk_id", "layer", "field", "value"],
+            # The text columns repeat a few values each: read as dictionaries, compared as such.
+            read_dictionary=["model", "chunk_id", "layer", "field", "component"],
+            filters=[
+                ("component", "=", "score"),
+                ("layer", "in", list(CHUNK_LAYERS)),
+                ("chunk_id", "!=", RUN_LEVEL),
+            ],
+        )
         return cls(table)
 
     def composite(self, layer: str, model: str) -> dict[str, float]:
