@@ -461,3 +461,31 @@ def test_a_chunk_timestamp_that_is_not_iso_is_named_with_its_file_and_line(work:
             f"error: chunks.jsonl:1 [messages]: message 0 ({message_id!r}): timestamp "
             "'yesterday' is not an ISO 8601 date-time (e.g. 2026-02-03T18:04:00Z)"
         )
+
+
+def test_compare_of_runs_on_other_chunks_says_so(finished_run: Path, tmp_path: Path) -> None:
+    # Before: a Δ per figure as if the model had changed, with no word that the two runs
+    # scored other chunks. The later run here adds a copy of the one chunk under a new id.
+    work = finished_run.parent
+    for name in ("chunks.jsonl", "reference.jsonl", "challenger.jsonl"):
+        line = json.loads((work / name).read_text(encoding="utf-8"))
+        copy = dict(line, chunk_id=line["chunk_id"] + "-copy")
+        if "conversation_id" in copy:
+            copy["conversation_id"] = str(copy["conversation_id"]) + "-copy"
+        (tmp_path / name).write_text(json.dumps(line) + "\n" + json.dumps(copy) + "\n")
+    shutil.copy(work / "run.yaml", tmp_path / "run.yaml")
+    done = chatledger("run", "run.yaml", "--out", "r", "--no-report", cwd=tmp_path)
+    assert done.code == 0, done.err
+    shown = chatledger("compare", str(finished_run), "r", cwd=tmp_path)
+    assert shown.code == 0, shown.err
+    assert shown.out.splitlines()[-1] == (
+        "note: the runs did not score the same chunks (1 before, 2 after; 0 only before, 1 "
+        "only after): each Δ mixes the change with the change of data (chatledger gate pairs "
+        "two runs on the same chunks)"
+    )
+    as_json = chatledger("compare", str(finished_run), "r", "--format", "json", cwd=tmp_path)
+    assert json.loads(as_json.out)["chunks"] == {
+        "same": False, "before": 1, "after": 2, "only_before": 0, "only_after": 1,
+    }  # fmt: skip
+    same = chatledger("compare", str(finished_run), str(finished_run), "--format", "json", cwd=work)
+    assert json.loads(same.out)["chunks"]["same"] is True

@@ -242,6 +242,14 @@ def compare_command(
                 label = key if group == "layers" else f"  {key}"
                 table.add_row(label, _fmt(d["before"]), _fmt(d["after"]), _fmt_delta(d["delta"]))
         stdout.print(table)
+    chunks = diff["chunks"]
+    if chunks is not None and not chunks["same"]:
+        note(
+            f"the runs did not score the same chunks ({chunks['before']} before, "
+            f"{chunks['after']} after; {chunks['only_before']} only before, "
+            f"{chunks['only_after']} only after): each Δ mixes the change with the change of "
+            "data (chatledger gate pairs two runs on the same chunks)"
+        )
     for name in diff["only_before"]:
         stdout.print(f"only in {before}: {name}")
     for name in diff["only_after"]:

@@ -40,6 +40,26 @@ def _structbench(row: StructbenchRow) -> Scores:
     return row.WV, {"layers": {}, "metrics": metrics, "fields": {}, "consumers": {}}
 
 
+def _chunks(
+    before: ConversationRun | StructbenchRun, after: ConversationRun | StructbenchRun
+) -> dict[str, Any] | None:
+    """Whether the two conversation runs scored the same chunks (``same``), with the counts;
+    None when either run does not list them (a structbench run, or one written before
+    run.json version 4). On other chunks a difference mixes the change with the data's."""
+    if not isinstance(before, ConversationRun) or not isinstance(after, ConversationRun):
+        return None
+    if not before.chunk_ids or not after.chunk_ids:
+        return None
+    a, b = set(before.chunk_ids), set(after.chunk_ids)
+    return {
+        "same": a == b,
+        "before": len(a),
+        "after": len(b),
+        "only_before": len(a - b),
+        "only_after": len(b - a),
+    }
+
+
 def _scores(run: ConversationRun | StructbenchRun) -> dict[str, Scores]:
     if isinstance(run, StructbenchRun):
         return {row.name: _structbench(row) for row in run.models}
@@ -70,6 +90,7 @@ def compare_runs(before_dir: str | Path, after_dir: str | Path) -> dict[str, Any
     return {
         "before": str(before_dir),
         "after": str(after_dir),
+        "chunks": _chunks(*runs),
         "only_before": [n for n in before if n not in after],
         "only_after": [n for n in after if n not in before],
         "models": models,
