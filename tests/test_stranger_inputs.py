@@ -489,3 +489,20 @@ def test_compare_of_runs_on_other_chunks_says_so(finished_run: Path, tmp_path: P
     }  # fmt: skip
     same = chatledger("compare", str(finished_run), str(finished_run), "--format", "json", cwd=work)
     assert json.loads(same.out)["chunks"]["same"] is True
+
+
+# --- a name as the tool printed it --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "plain"), [("local:nope", "nope"), ("local:/x/y.gguf", "/x/y.gguf")]
+)
+def test_serve_local_takes_the_local_prefix_that_its_list_prints(
+    work: Path, written: str, plain: str
+) -> None:
+    # Before: `serve-local --list` prints `local:smollm2-135m`, and `serve-local
+    # local:smollm2-135m` answered "unknown local model 'local:smollm2-135m'".
+    prefixed = chatledger("serve-local", written, cwd=work)
+    assert_one_error_line(prefixed, 2)
+    assert prefixed.err == chatledger("serve-local", plain, cwd=work).err
+    assert "'local:" not in prefixed.err

@@ -79,7 +79,8 @@ def serve_local_command(
         return
     if model is None:
         raise InputError("name a model to serve (or --list)", field="MODEL")
-    file = locate_model(model, work)
+    # --list prints the names as --model takes them (local:NAME): take that spelling too.
+    file = locate_model(model.removeprefix("local:"), work)
     options = ServerOptions(runtime=runtime.value, threads=threads, context=context, port=port)
     with LocalServer.start(file, options, work / "local-logs") as server:
         model_id = f"openai-compatible:{server.base_url}:{file.name}"
