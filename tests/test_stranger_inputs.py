@@ -506,3 +506,27 @@ def test_serve_local_takes_the_local_prefix_that_its_list_prints(
     assert_one_error_line(prefixed, 2)
     assert prefixed.err == chatledger("serve-local", plain, cwd=work).err
     assert "'local:" not in prefixed.err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("run", "adir", "--out", "r"), "adir: is a directory, expected a run config"),
+        (("gate", "r", "r", "--rules", "adir"), "adir: is a directory, expected a rules file"),
+        (
+            ("score", "--reference", "reference.jsonl", "--challenger", "challenger.jsonl",
+             "--chunks", "chunks.jsonl", "--weights", "adir"),
+            "adir: is a directory, expected a weights file",
+        ),
+    ],
+    ids=["run config", "gate rules", "weights"],
+)  # fmt: skip
+def test_a_folder_given_as_a_config_file_is_named_as_a_folder(
+    work: Path, args: tuple[str, ...], says: str
+) -> None:
+    # Before: "run config not found" / "rules file not found (nor YAML rules written inline)" /
+    # "weights file not found" — for a folder that is there.
+    (work / "adir").mkdir()
+    result = chatledger(*args, cwd=work)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == f"error: {says}"

@@ -197,7 +197,10 @@ def read_config_mapping(
     except OSError as exc:  # a name too long
         raise InputError(f"cannot use path: {exc.strerror or exc}", path=path) from None
     if not found:
-        raise InputError(f"{what} not found", path=path)
+        there = path.is_dir()
+        raise InputError(
+            f"is a directory, expected a {what}" if there else f"{what} not found", path=path
+        )
     data = read_config_file(path)
     if data is None and allow_empty:
         return {}

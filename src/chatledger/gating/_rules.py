@@ -133,6 +133,8 @@ def load_gate_rules(text_or_path: str) -> GateRules:
         data = parse_config_text(read_config_text(candidate), path=candidate)
         return parse_gate_rules(data, source=str(candidate), folder=str(candidate.parent))
     if ":" not in text_or_path and "{" not in text_or_path:
+        if candidate.is_dir():
+            raise InputError("is a directory, expected a rules file", path=text_or_path)
         raise InputError("rules file not found (nor YAML rules written inline)", path=text_or_path)
     data = parse_config_text(text_or_path, path="--rules")
     return parse_gate_rules(data, source="--rules", folder=None)
