@@ -530,3 +530,26 @@ def test_a_folder_given_as_a_config_file_is_named_as_a_folder(
     result = chatledger(*args, cwd=work)
     assert_one_error_line(result, 2)
     assert _only_error(result.err) == f"error: {says}"
+
+
+# --- an AMI release with a value its reader cannot read -----------------------------------------
+
+
+def test_an_ami_word_time_that_is_not_a_number_is_one_line(tmp_path: Path) -> None:
+    # Before: exit 70, "internal error: ValueError: could not convert string to float: 'abc'".
+    from conftest import SHARED_DATA, require_shared
+
+    release = require_shared(SHARED_DATA / "ami" / "ami_public_manual_1.6.2", "the AMI sample")
+    copy = tmp_path / "ami"
+    shutil.copytree(release, copy)
+    words = copy / "words" / "ES2002a.B.words.xml"
+    text = words.read_text(encoding="iso-8859-1")
+    first = text.index('starttime="')
+    end = text.index('"', first + len('starttime="'))
+    words.write_text(text[:first] + 'starttime="abc' + text[end:], encoding="iso-8859-1")
+    result = chatledger("corpus", "import", "ami", "ami", "--out", "out", cwd=tmp_path)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: ami/words/ES2002a.B.words.xml [ES2002a.B.words0.starttime]: starttime 'abc' is "
+        "not a number of seconds from the meeting's start (0 to 31,622,400)"
+    )

@@ -9,6 +9,7 @@ sat on each channel and when the meeting took place.
 from __future__ import annotations
 
 import html
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -130,6 +131,26 @@ def join_tokens(words: list[Word]) -> str:
     return " ".join(parts)
 
 
+# A meeting's times are seconds from its start; a year bounds what a timestamp can add to it.
+_MAX_SECONDS = 366 * 86_400
+
+
+def _seconds(raw: str, file: Path, word_id: str) -> float:
+    """A word's ``starttime`` in seconds, or one line naming the file, word and attribute."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= _MAX_SECONDS):
+        raise InputError(
+            f"starttime {raw!r} is not a number of seconds from the meeting's start "
+            f"(0 to {_MAX_SECONDS:,})",
+            path=file,
+            field=f"{word_id}.starttime",
+        )
+    return value
+
+
 def _read_words(meeting: Meeting) -> None:
     for file in sorted((meeting.root / "words").glob(f"{meeting.name}.*.words.xml")):
         ids = []
@@ -141,7 +162,7 @@ def _read_words(meeting: Meeting) -> None:
             start = element.get("starttime")
             meeting.words[word_id] = Word(
                 text=html.unescape((element.text or "").strip()),
-                start=float(start) if start not in (None, "") else None,
+                start=_seconds(start, file, word_id) if start not in (None, "") else None,
                 is_word=element.tag == "w" and bool((element.text or "").strip()),
                 punctuation=element.get("punc") == "true",
                 truncated=element.get("trunc") == "true",
@@ -207,7 +228,7 @@ def _meeting_date(element: ET.Element) -> datetime:
         except ValueError:
             continue
         match = re.fullmatch(r"(\d{1,2})h(\d{2})", clock)
-        if match:
+        if match and int(match[1]) < 24 and int(match[2]) < 60:  # else: the day alone
             day = day.replace(hour=int(match[1]), minute=int(match[2]))
         return day
     return FALLBACK_DATE
