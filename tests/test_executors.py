@@ -367,3 +367,28 @@ def test_a_streamed_description_of_a_file_is_the_whole_files(tmp_path: Path) -> 
     assert facts.unknown_chunks == ["nowhere", "elsewhere"]
     assert facts.usage["input_tokens"] == sum(10 + i for i in range(1, len(lines)))
     assert facts.degenerate is not None and facts.degenerate.valid == len(lines) - 2
+
+
+def test_a_second_dask_cluster_on_the_machine_prints_nothing() -> None:
+    # Dask's default HTTP port 8787 taken (another run, a `dask scheduler` in the docs test):
+    # the run's own LocalCluster serves on a free loopback port instead, without the
+    # "Port 8787 is already in use" UserWarning that used to land in the run's output.
+    import socket
+    import warnings
+
+    from chatledger.runs._executors import DaskExecutor
+
+    pytest.importorskip("distributed")
+    with contextlib.ExitStack() as stack:
+        taken = stack.enter_context(socket.socket())
+        with contextlib.suppress(OSError):  # already taken by someone else: just as good
+            taken.bind(("127.0.0.1", 8787))
+            taken.listen()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            executor = DaskExecutor(None)
+            try:
+                assert executor.map(abs, [-1, -2]) == [1, 2]
+            finally:
+                executor.close()
+    assert not [w for w in caught if "8787" in str(w.message)], [str(w.message) for w in caught]

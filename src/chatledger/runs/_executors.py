@@ -214,7 +214,10 @@ class DaskExecutor(Executor):
                     n_workers=os.cpu_count() or 1,
                     threads_per_worker=1,  # the units are CPU-bound Python: one per process
                     processes=True,
-                    dashboard_address=None,
+                    # Its HTTP server on a free loopback port: None means the default 8787,
+                    # and a second cluster on the machine (another run, a `dask scheduler`)
+                    # then prints a UserWarning into the run's output.
+                    dashboard_address="127.0.0.1:0",
                     host="127.0.0.1",
                     silence_logs=logging.ERROR,  # no nanny chatter on a normal close
                 )
