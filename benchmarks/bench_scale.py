@@ -16,8 +16,8 @@ Generated corpora (benchmarks/_synthetic.py: ``write_run_corpus``) of N chunks Ã
 
 Ratios are against ``local`` in the same invocation. Run:
     python benchmarks/bench_scale.py                      # 1,000 and 10,000 chunks
-    python benchmarks/bench_scale.py --sizes 1000         # what docs/scale.md quotes
-    python benchmarks/bench_scale.py --with-100k          # adds 100,000 (tens of GB today)
+    python benchmarks/bench_scale.py --sizes 1000         # the quick signal
+    python benchmarks/bench_scale.py --with-100k          # adds 100,000 (~9 GB at 10k's growth)
     python benchmarks/bench_scale.py --dask               # adds the dask LocalCluster
 Writes benchmarks/results/bench_scale.json (or --out).
 """

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from chatledger.core import atomic_path, atomic_write_text, file_sha256
+from chatledger.core import atomic_path, atomic_write_bytes, file_sha256
 from chatledger.record import CalibrationBin, FieldCounts, JudgeSummary
 from chatledger.runs._tables import Row, rows_table, score_schema
 
@@ -177,7 +177,9 @@ class StageStore:
         # Rows first, then the JSON that names the key: a stage is finished only when both are.
         with atomic_path(rows_path) as temporary:
             pq.write_table(table, temporary, compression="zstd")
-        atomic_write_text(meta_path, output.model_dump_json())
+        # The JSON bytes as pydantic makes them (model_dump_json's, undecoded): a judge stage
+        # holds every judgement line, tens of MB at 10k chunks, and each copy counts.
+        atomic_write_bytes(meta_path, output.__pydantic_serializer__.to_json(output))
 
 
 def safe_file_name(name: str) -> str:
