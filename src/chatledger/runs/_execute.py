@@ -324,8 +324,9 @@ class _Run:
         # run holds a few bytes per batch, and unpickles one model's at a time to assemble it.
         by_model = _BatchSpool(self.out_dir)
         for group_units, pickled in zip(groups, self.pool.imap(run_unit, groups), strict=True):
-            for unit, blob in zip(group_units.units, pickled, strict=True):
-                by_model.add(unit.name, blob)
+            for unit, parts in zip(group_units.units, pickled, strict=True):
+                for layer, blob in parts.items():
+                    by_model.add(unit.name, layer, blob)
         compute_s = time.perf_counter() - t0
         # Wall time of the units on the executor (the part more workers can shorten).
         self.timings["units_s"] = compute_s
@@ -347,7 +348,7 @@ class _Run:
             for done, plan in enumerate(plans, start=1):
                 outputs = self._assemble(
                     plan,
-                    by_model.take(plan.name),
+                    by_model,
                     index,
                     scoring,
                     spec,
@@ -555,7 +556,7 @@ class _Run:
     def _assemble(
         self,
         plan: _ModelPlan,
-        results: list[BatchResult],
+        spool: _BatchSpool,
         index: ChunkIndex,
         scoring: ScoringConfig,
         spec: RunSpec,
@@ -563,7 +564,8 @@ class _Run:
         n_units: int,
         compute_s: float,
     ) -> dict[str, tuple[StageOutput, list[Row]]]:
-        """Each layer's stage output of one model: reused, or assembled from its batches."""
+        """Each layer's stage output of one model: reused, or assembled from its batches (read
+        back from the spool one layer at a time)."""
         out: dict[str, tuple[StageOutput, list[Row]]] = {}
         position = {cid: i for i, cid in enumerate(index.chunk_ids)}
         for layer in self.config.layers:
@@ -576,6 +578,7 @@ class _Run:
                 out[layer] = (output, rows)
                 continue
             t0 = time.perf_counter()
+            results = spool.take(plan.name, layer)
             if layer == "extraction":
                 out[layer] = self._score_stage(plan, results, index, position, scoring, spec)
             elif layer == "judge":
@@ -886,19 +889,20 @@ class _BatchSpool:
 
     def __init__(self, out_dir: Path) -> None:
         self._file = tempfile.TemporaryFile(dir=out_dir)  # noqa: SIM115 - closed by close()
-        self._where: dict[str, list[tuple[int, int]]] = {}
+        self._where: dict[tuple[str, str], list[tuple[int, int]]] = {}
         self._end = 0
 
-    def add(self, name: str, blob: bytes) -> None:
+    def add(self, name: str, layer: str, blob: bytes) -> None:
         self._file.seek(self._end)
         self._file.write(blob)
-        self._where.setdefault(name, []).append((self._end, len(blob)))
+        self._where.setdefault((name, layer), []).append((self._end, len(blob)))
         self._end += len(blob)
 
-    def take(self, name: str) -> list[BatchResult]:
-        """One model's batch results, in the order they were added; forgotten here."""
+    def take(self, name: str, layer: str) -> list[BatchResult]:
+        """One model's batch results for one layer (the fields its stage reads), in the order
+        they were added; forgotten here."""
         results: list[BatchResult] = []
-        for offset, size in self._where.pop(name, []):
+        for offset, size in self._where.pop((name, layer), []):
             self._file.seek(offset)
             results.append(pickle.loads(self._file.read(size)))
         return results

@@ -486,16 +486,43 @@ class BatchGroup:
     units: tuple[BatchUnit, ...]
 
 
-def score_group(group: BatchGroup) -> list[bytes]:
-    """Each model's :class:`BatchResult`, pickled here: the run spools them to disk as they
-    arrive and unpickles one model's at a time (pickled, a result is ~8x smaller than live)."""
+# The fields of a BatchResult each layer's stage reads (positions: all of them).
+LAYER_FIELDS = {
+    "extraction": ("chunk_results", "excluded", "id_problems"),
+    "judge": ("usable", "verdicts", "verdict_texts"),
+    "downstream": (
+        "reference_outputs",
+        "challenger_outputs",
+        "conversation_agreement",
+        "conversation_counts",
+        "covered",
+    ),
+}
+
+
+def score_group(group: BatchGroup) -> list[dict[str, bytes]]:
+    """Each model's :class:`BatchResult`, one pickled part per layer: the run spools them to
+    disk as they arrive and unpickles one model's layer at a time (pickled, a result is ~8x
+    smaller than live)."""
     global _needed_files
     _needed_files = max(_needed_files, 2 + len(group.units))
     shared: dict[str, Any] = {}
-    return [
-        pickle.dumps(score_batch(unit, shared), protocol=pickle.HIGHEST_PROTOCOL)
-        for unit in group.units
-    ]
+    parts = []
+    for unit in group.units:
+        result = score_batch(unit, shared)
+        parts.append(
+            {
+                layer: pickle.dumps(
+                    BatchResult(
+                        result.positions,
+                        **{name: getattr(result, name) for name in LAYER_FIELDS[layer]},
+                    ),
+                    protocol=pickle.HIGHEST_PROTOCOL,
+                )
+                for layer in unit.layers
+            }
+        )
+    return parts
 
 
 def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchResult:
