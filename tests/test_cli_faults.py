@@ -56,11 +56,27 @@ def slow_server() -> Iterator[FakeLLMServer]:
         yield fake
 
 
+@pytest.fixture
+def stalling_server() -> Iterator[FakeLLMServer]:
+    """Two quick answers, then none until :func:`unstall`: the command is surely still
+    extracting when the test's Ctrl-C arrives, however late a loaded machine delivers it (with
+    every call 0.4 s, a full run on a busy machine finished first and exited 0)."""
+    with FakeLLMServer() as fake:
+        quick = Reply(body=openai_extractor(), delay_s=0.1)
+        fake.script(OPENAI_PATH, quick, quick)
+        fake.always(OPENAI_PATH, Reply(body=openai_extractor(), delay_s=600))
+        yield fake
+
+
+def unstall(server: FakeLLMServer) -> None:
+    server.always(OPENAI_PATH, Reply(body=openai_extractor()))
+
+
 def test_ctrl_c_during_extract_exits_130_and_a_rerun_repeats_no_finished_call(
-    slow_server: FakeLLMServer, tmp_path: Path
+    stalling_server: FakeLLMServer, tmp_path: Path
 ) -> None:
     write_chunks(tmp_path / "chunks.jsonl", 8)
-    model = f"openai-compatible:{slow_server.url}/v1:fake"
+    model = f"openai-compatible:{stalling_server.url}/v1:fake"
     args = ("extract", "--model", model, "--chunks", "chunks.jsonl", "--out", "out.jsonl",
             "--cache-dir", "cache", "--concurrency", "1")  # fmt: skip
     process = start(*args, cwd=tmp_path)
@@ -75,7 +91,8 @@ def test_ctrl_c_during_extract_exits_130_and_a_rerun_repeats_no_finished_call(
     written = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
     finished = {json.loads(line)["chunk_id"] for line in written}  # every line is whole JSON
     assert 2 <= len(finished) < 8
-    calls_before = slow_server.calls()
+    calls_before = stalling_server.calls()
+    unstall(stalling_server)
 
     rerun = chatledger(*args, "--format", "json", cwd=tmp_path)
     assert rerun.code == 0, rerun.err
@@ -87,13 +104,13 @@ def test_ctrl_c_during_extract_exits_130_and_a_rerun_repeats_no_finished_call(
     ]
     # The rerun asked only for what was not written; a call that finished after Ctrl-C but
     # before its line was written is answered by the cache, not the server.
-    new_calls = slow_server.calls() - calls_before
+    new_calls = stalling_server.calls() - calls_before
     assert new_calls <= 8 - len(finished)
     assert summary["live_calls"] == new_calls
 
 
 def test_ctrl_c_during_run_exits_130_and_the_rerun_finishes(
-    slow_server: FakeLLMServer, tmp_path: Path
+    stalling_server: FakeLLMServer, tmp_path: Path
 ) -> None:
     write_chunks(tmp_path / "chunks.jsonl", 6)
     (tmp_path / "reference.jsonl").write_text(
@@ -103,7 +120,7 @@ def test_ctrl_c_during_run_exits_130_and_the_rerun_finishes(
         ),
         encoding="utf-8",
     )
-    model = f"openai-compatible:{slow_server.url}/v1:fake"
+    model = f"openai-compatible:{stalling_server.url}/v1:fake"
     config = (
         "chunks: chunks.jsonl\nreference: {file: reference.jsonl, name: gold}\n"
         f"challengers:\n  - {{model: '{model}', name: cheap}}\n"
@@ -113,7 +130,7 @@ def test_ctrl_c_during_run_exits_130_and_the_rerun_finishes(
     (tmp_path / "run.yaml").write_text(config, encoding="utf-8")
     process = start("run", "run.yaml", "--out", "run", cwd=tmp_path)
     deadline = time.monotonic() + 60
-    while slow_server.calls() < 2 and time.monotonic() < deadline:
+    while stalling_server.calls() < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
@@ -123,6 +140,7 @@ def test_ctrl_c_during_run_exits_130_and_the_rerun_finishes(
     assert lines[0].startswith("error: interrupted while") and lines[-1].startswith("hint: ")
     assert not (tmp_path / "run" / "run.json").exists()
 
+    unstall(stalling_server)
     finished = chatledger("run", "run.yaml", "--out", "run", "--format", "json", cwd=tmp_path)
     assert finished.code == 0, finished.err
     assert json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["models"]

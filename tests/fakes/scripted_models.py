@@ -9,6 +9,7 @@ answers with the bundled reference or challenger extraction rewritten to that ch
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import re
 from collections.abc import Callable
@@ -47,7 +48,8 @@ def chunks(n: int) -> list[dict[str, Any]]:
     for day in range(n):
         c = _retarget(copy.deepcopy(chunk), f"-d{day}")
         for m in c["messages"]:
-            m["timestamp"] = m["timestamp"].replace("2026-04-10", f"2026-04-{10 + day:02d}")
+            date = (datetime.date(2026, 4, 10) + datetime.timedelta(days=day)).isoformat()
+            m["timestamp"] = m["timestamp"].replace("2026-04-10", date)
         out.append(c)
     return out
 
