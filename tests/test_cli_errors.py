@@ -313,7 +313,7 @@ CASES: dict[str, Case] = {
     "NaN in a weights file": Case(
         (*SCORE, "--weights", "w.yaml"),
         2,
-        ("w.yaml [weights.claims]", "not a finite number"),
+        ("w.yaml:1 [weights.claims]", "not a finite number"),
         setup=lambda w: _write(w / "w.yaml", "weights: {claims: .nan}\n"),
     ),
     "invalid UTF-8 in structbench predictions": Case(
@@ -344,19 +344,19 @@ CASES: dict[str, Case] = {
     "a NUL byte in a config path": Case(
         ("run", "bad.yaml"),
         2,
-        ("bad.yaml [chunks]", "NUL"),
+        ("bad.yaml:1 [chunks]", "NUL"),
         setup=_config('chunks: "a\\0b"\nreference: {file: reference.jsonl}\nchallengers: [x]\n'),
     ),
     "an over-long config path": Case(
         ("run", "bad.yaml"),
         2,
-        ("bad.yaml [chunks]", "too long"),
+        ("bad.yaml:1 [chunks]", "too long"),
         setup=_config(MINIMAL_CONFIG.replace("chunks.jsonl", "a" * 5000) + "challengers: [x]\n"),
     ),
     "a ~ path is not read inside the folder": Case(
         ("run", "bad.yaml"),
         2,
-        ("bad.yaml [chunks]", "file not found"),
+        ("bad.yaml:1 [chunks]", "file not found"),
         setup=_config(
             MINIMAL_CONFIG.replace("chunks.jsonl", "~/no-such-chunks.jsonl")
             + "challengers: [challenger.jsonl]\n"
@@ -365,7 +365,7 @@ CASES: dict[str, Case] = {
     "a path that climbs out of the config folder": Case(
         ("run", "bad.yaml"),
         2,
-        ("bad.yaml [chunks]", "leaves the config's folder"),
+        ("bad.yaml:1 [chunks]", "leaves the config's folder"),
         setup=_config(
             MINIMAL_CONFIG.replace("chunks.jsonl", "../chunks.jsonl")
             + "challengers: [challenger.jsonl]\n"
@@ -410,7 +410,7 @@ CASES: dict[str, Case] = {
     "consumer weights that do not sum to 1": Case(
         ("run", "bad.yaml"),
         2,
-        ("bad.yaml [weights.consumers]", "sum to 1.600 after merging"),
+        ("bad.yaml:4 [weights.consumers]", "sum to 1.600 after merging"),
         setup=_config(
             MINIMAL_CONFIG + "challengers: [challenger.jsonl]\n"
             "weights: {consumers: {drift: 0.5, loops: 0.5}}\n"

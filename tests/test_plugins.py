@@ -218,7 +218,7 @@ def test_a_run_config_names_the_scorer_judge_and_consumer_of_another_package(
     missing = _chatledger(bare, tmp_path, "run", "run.yaml", "--out", "out2")
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines() == [
-        "error: run.yaml [weights.consumers]: unknown downstream consumer 'assignees' (known: "
+        "error: run.yaml:1 [weights.consumers]: unknown downstream consumer 'assignees' (known: "
         "arcs, daily_report, drift, escalation, loops)"
     ]
     del config["weights"]

@@ -134,23 +134,24 @@ def _changed(**chat_log_0: object) -> dict[str, object]:
         # Before: the message's text was the four letters "None", imported with exit 0.
         (
             _changed(text=None),
-            "casino.json [1.chat_logs.0.text]: expected a string, got a JSON null",
+            "casino.json:1 [1.chat_logs.0.text]: expected a string, got a JSON null",
         ),
         # Before: a third speaker nobody listed, imported with exit 0.
         (
             _changed(id="mturk_agent_9"),
-            "casino.json [1.chat_logs.0.id]: speaker 'mturk_agent_9' is not one of the "
+            "casino.json:1 [1.chat_logs.0.id]: speaker 'mturk_agent_9' is not one of the "
             "dialogue's participants (mturk_agent_1, mturk_agent_2)",
         ),
         # Before: a traceback-free but placeless "not CaSiNo data" for the whole file.
         (
             {"dialogue_id": 8},
-            "casino.json [1.chat_logs]: missing (a CaSiNo dialogue has dialogue_id and chat_logs)",
+            "casino.json:1 [1.chat_logs]: missing (a CaSiNo dialogue has dialogue_id and "
+            "chat_logs)",
         ),
         # Before: an internal error (exit 70): 'str' object has no attribute 'get'.
         (
             _changed(text="Submit-Deal", task_data="accept"),
-            "casino.json [1.chat_logs.0.task_data]: expected an object, got a JSON string",
+            "casino.json:1 [1.chat_logs.0.task_data]: expected an object, got a JSON string",
         ),
     ],
     ids=["null text", "unknown speaker", "no chat_logs", "task_data a string"],
@@ -366,7 +367,7 @@ def test_a_config_path_naming_a_folder_says_so(work: Path) -> None:
     result = chatledger("run", "run.yaml", "--out", "r", cwd=work)
     assert_one_error_line(result, 2)
     assert _only_error(result.err) == (
-        f"error: run.yaml [challengers.0.file]: is a directory, expected a file: {work / 'adir'}"
+        f"error: run.yaml:5 [challengers.0.file]: is a directory, expected a file: {work / 'adir'}"
     )
 
 
@@ -553,3 +554,37 @@ def test_an_ami_word_time_that_is_not_a_number_is_one_line(tmp_path: Path) -> No
         "error: ami/words/ES2002a.B.words.xml [ES2002a.B.words0.starttime]: starttime 'abc' is "
         "not a number of seconds from the meeting's start (0 to 31,622,400)"
     )
+
+
+# --- a config's bad value named by its line as well as its key path -----------------------------
+
+
+def test_a_config_error_names_the_line_of_its_key(work: Path) -> None:
+    # Before: "run.yaml [challengers.1.samples]: …" — the key path, no line.
+    (work / "run.yaml").write_text(
+        RUN_YAML.replace(
+            "  - {file: challenger.jsonl, name: cheap}\n",
+            "  - {file: challenger.jsonl, name: cheap}\n"
+            "  - file: reference.jsonl\n"
+            "    name: other\n"
+            "    samples: 0\n",
+        ),
+        encoding="utf-8",
+    )
+    result = chatledger("run", "run.yaml", "--out", "r", cwd=work)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: run.yaml:8 [challengers.1.samples]: Input should be greater than or equal to 1"
+    )
+
+
+def test_a_gate_rule_error_names_the_line_of_its_figure(finished_run: Path) -> None:
+    # A figure name holds a dot (fields.claims): the line is found all the same.
+    work = finished_run.parent
+    (work / "gate.yaml").write_text(
+        "overall: {max_drop: 0.02}\n\nfields.claims:\n  max_drop: 0.05\n  mni: 0.3\n",
+        encoding="utf-8",
+    )
+    result = chatledger("gate", "r", "r", "--rules", "gate.yaml", cwd=work)
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == "error: gate.yaml:5 [fields.claims.mni]: unknown key"

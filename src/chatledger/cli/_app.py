@@ -545,9 +545,16 @@ def report_exception(exc: BaseException) -> int:
     """Print ``exc`` as one error line (+ hint) and return the exit code it stands for."""
     from typer._click import exceptions as click_errors
 
-    from chatledger.core import ChatLedgerError, describe_os_error
+    from chatledger.core import ChatLedgerError, InputError, describe_os_error
 
     if isinstance(exc, ChatLedgerError):
+        if isinstance(exc, InputError) and exc.line is None and exc.field and exc.path:
+            # A config's field is named by its key path; find the key's line too.
+            from chatledger.corpus import locate_config_field
+
+            line = locate_config_field(exc.path, exc.field)
+            if line is not None:
+                exc.at_line(line)
         print_error(str(exc), exc.hint)
         return exc.exit_code
     if isinstance(exc, click_errors.UsageError):

@@ -57,6 +57,11 @@ class InputError(ChatLedgerError):
         self.detail = message
         super().__init__(self._render())
 
+    def at_line(self, line: int) -> None:
+        """Name ``line`` too (found after the error was raised, e.g. a config key's line)."""
+        self.line = line
+        self.args = (self._render(),)
+
     def _render(self) -> str:
         where = ""
         if self.path is not None:

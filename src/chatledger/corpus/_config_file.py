@@ -209,6 +209,52 @@ def read_config_mapping(
     return data
 
 
+# Configs are small; a large file named in an error (a run.json) is not parsed again for a line.
+_LOCATE_MAX_BYTES = 1_000_000
+
+
+def locate_config_field(path: str | Path, field: str) -> int | None:
+    """The line of ``field`` (a dot path such as ``challengers.0.samples`` or a gate rule
+    ``fields.claims.max_drop``, whose figure name holds a dot) in the YAML or JSON config at
+    ``path``; for a key that is missing, the line of the deepest mapping found on the way.
+    None when the file cannot be read or parsed. Only called once an error is being shown."""
+    file = Path(path)
+    try:
+        if file.suffix.lower() not in (".yaml", ".yml", ".json") or not file.is_file():
+            return None
+        if file.stat().st_size > _LOCATE_MAX_BYTES:
+            return None
+        node = yaml.compose(read_config_text(file), Loader=_StrictLoader)
+    except (OSError, InputError, yaml.YAMLError, RecursionError):
+        return None
+    if node is None:
+        return None
+    line: int | None = None
+    rest = field
+    while rest:
+        if isinstance(node, yaml.MappingNode):
+            found = None
+            for key_node, value_node in node.value:
+                key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else None
+                matches = key is not None and (rest == key or rest.startswith(key + "."))
+                if matches and (found is None or len(str(key)) > len(found[0])):
+                    found = (str(key), key_node, value_node)
+            if found is None:
+                return line if line is not None else node.start_mark.line + 1
+            key, key_node, node = found
+            line = key_node.start_mark.line + 1
+            rest = rest[len(key) + 1 :]
+        elif isinstance(node, yaml.SequenceNode):
+            head, _, rest = rest.partition(".")
+            if not head.isdigit() or int(head) >= len(node.value):
+                return line
+            node = node.value[int(head)]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
 def _printable(path: Path) -> str:
     """A path as text that can be printed (a lone surrogate or NUL shown escaped)."""
     text = str(path)
