@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,16 @@ def bundled_partial_gold(
         simulate_records(records, chunks, [("drop", drop)], seed=seed, label=label), challenger
     )
     return chunks_path, gold, challenger
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started in the background of a non-interactive shell (``make test &``, a job
+    runner) inherits SIGINT ignored, and so does every command a test starts: Python then never
+    raises KeyboardInterrupt, and the Ctrl-C tests see runs that cannot be interrupted. Tests
+    run as if started from a terminal: SIGINT is Python's default handler here, and so the
+    default (reset at exec) in the commands the tests start."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -155,8 +155,10 @@ def test_a_crash_without_json_reports_stderr(fake_claude: FakeClaude) -> None:
 
 
 def test_a_hung_cli_is_killed_and_retried(fake_claude: FakeClaude) -> None:
-    fake_claude.script({"sleep": 3, **result("late")}, result("second try"))
-    settings = CallSettings(timeout_s=0.5, max_attempts=2, backoff_initial_s=0.01)
+    # The deadline leaves the fake CLI (a Python script) time to start on a loaded machine:
+    # with 0.5 s the second, prompt attempt timed out too at load 7.
+    fake_claude.script({"sleep": 60, **result("late")}, result("second try"))
+    settings = CallSettings(timeout_s=3.0, max_attempts=2, backoff_initial_s=0.01)
     completion = run(
         ClaudeCliProvider(settings=settings), CompletionRequest.from_prompt("claude-cli:opus", "x")
     )
