@@ -767,7 +767,8 @@ def test_cli_downstream_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     weights = tmp_path / "w.yaml"
     weights.write_text("downstream:\n  drift: -1\n", encoding="utf-8")
     assert main(example_args("--weights", str(weights))) == 2
-    assert f"{weights} [downstream.drift]: weight of 'drift'" in capsys.readouterr().err
+    # line 2 of the file: where `drift: -1` is written
+    assert f"{weights}:2 [downstream.drift]: weight of 'drift'" in capsys.readouterr().err
     weights.write_text("a: &x 0.2\ndrift: *x\n", encoding="utf-8")
     assert main(example_args("--weights", str(weights))) == 2
     err = capsys.readouterr().err
