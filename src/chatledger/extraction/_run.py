@@ -65,16 +65,13 @@ from chatledger.extraction._offline import (
 from chatledger.extraction._prompts import PromptStyle, get_prompt_style
 from chatledger.extractors import Extractor
 from chatledger.providers import (
+    RUN_STOPPING_ERRORS,
     BudgetExceeded,
     CompletionCache,
-    MissingApiKeyError,
-    MissingSdkError,
     PriceTable,
-    PriceUnknownError,
     Provider,
     ProviderError,
     ProviderHub,
-    ServerUnreachableError,
     run_sync,
 )
 
@@ -461,12 +458,7 @@ async def _extract_with_model(
                 if summary.stopped is None:
                     summary.stopped = exc
                 return
-            except (
-                MissingApiKeyError,
-                MissingSdkError,
-                PriceUnknownError,
-                ServerUnreachableError,
-            ) as exc:
+            except RUN_STOPPING_ERRORS as exc:
                 fatal.append(exc)
                 return
             except ProviderError as exc:

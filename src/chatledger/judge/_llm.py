@@ -31,17 +31,14 @@ from chatledger.judge._base import Judge
 from chatledger.judge._items import judged_items, render_conversation
 from chatledger.judge._verdict import ISSUE_LABELS, Verdict
 from chatledger.providers import (
+    RUN_STOPPING_ERRORS,
     BudgetExceeded,
     CompletionCache,
     CompletionRequest,
-    MissingApiKeyError,
-    MissingSdkError,
     OutputSchema,
-    PriceUnknownError,
     Provider,
     ProviderError,
     ProviderHub,
-    ServerUnreachableError,
     parse_model_id,
     run_sync,
     strict_schema,
@@ -121,6 +118,12 @@ class JudgeUsage:
     output_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
+
+
+# A spent budget or an error no later call can escape stops the run (not a chunk "not judged");
+# with no runtime and no server (EnvironmentFault) the judge stops as well.
+_STOPS_THE_RUN: tuple[type[ChatLedgerError], ...] = (BudgetExceeded, *RUN_STOPPING_ERRORS)
+_STOPS_JUDGING: tuple[type[ChatLedgerError], ...] = (*_STOPS_THE_RUN, EnvironmentFault)
 
 
 class LLMJudge(Judge):
@@ -206,14 +209,7 @@ class LLMJudge(Judge):
                     return None
                 try:
                     return await self._judge_one(hub, chunk, extraction)
-                except (
-                    BudgetExceeded,
-                    MissingApiKeyError,
-                    MissingSdkError,
-                    PriceUnknownError,
-                    EnvironmentFault,  # no runtime, no server: no call can succeed
-                    ServerUnreachableError,
-                ) as exc:
+                except _STOPS_JUDGING as exc:
                     stop.append(exc)
                     return None
 
@@ -233,13 +229,7 @@ class LLMJudge(Judge):
     ) -> Verdict | None:
         try:
             completion = await hub.complete(self.request(chunk, extraction))
-        except (
-            BudgetExceeded,
-            MissingApiKeyError,
-            MissingSdkError,
-            PriceUnknownError,
-            ServerUnreachableError,
-        ):
+        except _STOPS_THE_RUN:
             raise
         except ProviderError as exc:
             log.warning("judge %s: chunk %s not judged: %s", self.name, chunk.chunk_id, exc)

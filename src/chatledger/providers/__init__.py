@@ -35,6 +35,7 @@ from chatledger.providers._cache import (
 )
 from chatledger.providers._claude_cli import ClaudeCliProvider
 from chatledger.providers._errors import (
+    RUN_STOPPING_ERRORS,
     BudgetExceeded,
     LocalServerStoppedError,
     MissingApiKeyError,
@@ -82,6 +83,7 @@ __all__ = [
     "LOCAL_CALL_SETTINGS",
     "LOCAL_DEFAULTS",
     "PROVIDER_KINDS",
+    "RUN_STOPPING_ERRORS",
     "AnthropicProvider",
     "BatchRecord",
     "BatchSettings",

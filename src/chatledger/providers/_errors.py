@@ -173,3 +173,13 @@ class SchemaRejectedError(ProviderError):
 
     Internal: the provider falls back to putting the schema in the prompt.
     """
+
+
+# Errors after which no later call of the same run can succeed (no key, no SDK, no price, no
+# server): whoever runs calls stops the run at the first one instead of failing every call.
+RUN_STOPPING_ERRORS: tuple[type[ChatLedgerError], ...] = (
+    MissingApiKeyError,
+    MissingSdkError,
+    PriceUnknownError,
+    ServerUnreachableError,
+)

@@ -15,13 +15,10 @@ from dataclasses import dataclass, field
 
 from chatledger.core import ChatLedgerError, InputError
 from chatledger.providers import (
+    RUN_STOPPING_ERRORS,
     BudgetExceeded,
-    MissingApiKeyError,
-    MissingSdkError,
-    PriceUnknownError,
     Provider,
     ProviderError,
-    ServerUnreachableError,
 )
 from chatledger.structbench.dataset import Document, Example, Prediction
 from chatledger.structbench.prompting._strategies import STRATEGIES, CallOptions, Strategy
@@ -100,12 +97,7 @@ async def run_strategy(
                 outcome.budget_stop = outcome.budget_stop or str(exc)
                 stop.set()
                 return
-            except (
-                MissingApiKeyError,
-                MissingSdkError,
-                PriceUnknownError,
-                ServerUnreachableError,
-            ) as exc:
+            except RUN_STOPPING_ERRORS as exc:
                 fatal.append(exc)
                 stop.set()
                 return
