@@ -34,7 +34,12 @@ class Outcome:
         return [line for line in self.err.splitlines() if line.strip()]
 
 
-def chatledger(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Outcome:
+def chatledger(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    preexec_fn: Callable[[], object] | None = None,
+) -> Outcome:
     environment = {
         k: v
         for k, v in os.environ.items()
@@ -48,6 +53,7 @@ def chatledger(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Outc
         text=True,
         env=environment,
         timeout=300,
+        preexec_fn=preexec_fn,
     )
     return Outcome(done.returncode, done.stdout, done.stderr)
 

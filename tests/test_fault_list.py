@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -37,18 +35,12 @@ def _limited(*args: str, cwd: Path, max_bytes: int, env: dict[str, str] | None =
     """``chatledger ARGS`` unable to write a file past ``max_bytes`` (RLIMIT_FSIZE: a full
     disk for that process, without a filesystem of its own; Python ignores SIGXFSZ, so a write
     past it fails with EFBIG)."""
-    environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    environment.update(env or {})
-    done = subprocess.run(
-        [sys.executable, "-m", "chatledger", *args],
+    return chatledger(
+        *args,
         cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=300,
+        env=env,
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes)),
     )
-    return Outcome(done.returncode, done.stdout, done.stderr)
 
 
 def test_a_device_as_the_chunks_file_is_refused_before_reading(work: Path) -> None:
