@@ -286,12 +286,15 @@ if "prefers-longer" not in JUDGES:
     JUDGES.register("prefers-longer")(PrefersLonger)
 
 
-def _run(tmp_path: Path, judges: object) -> tuple[object, dict]:  # type: ignore[type-arg]
-    from chatledger.runs import execute_run, load_run_config
+def _write_config(
+    tmp_path: Path, judges: object, *, first: int | None = None, seed: bool = True
+) -> dict:  # type: ignore[type-arg]
+    """The bundled corpus, simulated:light (30 % dropped, made from its first ``first`` chunks
+    when given) and a run config of the extraction and judge layers with ``judges``."""
     from chatledger.simulate import simulate_records, write_records
 
     chunks_path, gold_path = write_bundled_corpus(tmp_path / "corpus")
-    chunks = read_chunks(chunks_path)
+    chunks = read_chunks(chunks_path)[:first]
     gold = read_extractions(gold_path).records
     write_records(
         simulate_records(gold, chunks, [("drop", 0.3)], seed=1, label="light"),
@@ -303,9 +306,17 @@ def _run(tmp_path: Path, judges: object) -> tuple[object, dict]:  # type: ignore
         "challengers": [{"file": "light.jsonl", "name": "simulated:light"}],
         "layers": ["extraction", "judge"],
         "judges": judges,
-        "seed": 2026,
         "stats": {"bootstrap_resamples": 100, "dirichlet_draws": 100},
     }
+    if seed:
+        config["seed"] = 2026
+    return config
+
+
+def _run(tmp_path: Path, judges: object) -> tuple[object, dict]:  # type: ignore[type-arg]
+    from chatledger.runs import execute_run, load_run_config
+
+    config = _write_config(tmp_path, judges)
     path = tmp_path / "run.yaml"
     path.write_text(json.dumps(config))
     result = execute_run(load_run_config(path), tmp_path / "out")
@@ -570,27 +581,13 @@ def test_chatledger_run_marks_the_judge_left_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from chatledger.cli._app import stdout as console
-    from chatledger.simulate import simulate_records, write_records
 
     # A wide console: under pytest-xdist COLUMNS is 80, and at 80 columns the leaderboard
     # wraps "(left out)" over two lines (what a narrow terminal would show).
     monkeypatch.setattr(console, "width", 200)
 
-    chunks_path, gold_path = write_bundled_corpus(tmp_path / "corpus")
-    chunks = read_chunks(chunks_path)[:6]
-    gold = read_extractions(gold_path).records
-    write_records(
-        simulate_records(gold, chunks, [("drop", 0.3)], seed=1, label="light"),
-        tmp_path / "light.jsonl",
-    )
-    config = {
-        "chunks": "corpus/chunks.jsonl",
-        "reference": {"file": "corpus/gold.jsonl", "name": "gold"},
-        "challengers": [{"file": "light.jsonl", "name": "simulated:light"}],
-        "layers": ["extraction", "judge"],
-        "judges": {"panel": ["prefers-longer"], "max_chunks": 4},
-        "stats": {"bootstrap_resamples": 100, "dirichlet_draws": 100},
-    }
+    judges = {"panel": ["prefers-longer"], "max_chunks": 4}
+    config = _write_config(tmp_path, judges, first=6, seed=False)
     (tmp_path / "run.yaml").write_text(json.dumps(config))
     code, out, err = _cli(["run", str(tmp_path / "run.yaml"), "--out", str(tmp_path / "out")])
     assert code == 0, err
