@@ -65,6 +65,7 @@ from chatledger.runs._judging import (
     judgement_lines_of_texts,
     verdict_text,
 )
+from chatledger.runs._lifetime import interrupts_recorded, raise_if_interrupted
 from chatledger.runs._models import (
     ModelCalls,
     needs_model_calls,
@@ -147,7 +148,7 @@ def execute_run(
             raise InputError(exc.detail, path=loaded.path, field="executor") from None
     calls = ModelCalls.for_run(loaded, hub) if needs_model_calls(loaded.config) else None
     try:
-        with start_executor(spec) as pool:
+        with interrupts_recorded(), start_executor(spec) as pool:
             result = _Run(loaded, out_dir, on_progress, calls, pool).execute()
         human_gold = loaded.config.human_gold
         if human_gold is not None and human_gold.ppi and loaded.gold is not None:
@@ -285,6 +286,7 @@ class _Run:
         t0 = time.perf_counter()
         self._say(f"reading the inputs on the {self.pool.spec} executor")
         described = self.pool.map(run_unit, units)
+        raise_if_interrupted()
         self.timings["facts_s"] = time.perf_counter() - t0
         index: ChunkIndex = described[0]
         reference_facts: ModelFacts = described[1]
@@ -324,9 +326,11 @@ class _Run:
         # run holds a few bytes per batch, and unpickles one model's at a time to assemble it.
         by_model = _BatchSpool(self.out_dir)
         for group_units, pickled in zip(groups, self.pool.imap(run_unit, groups), strict=True):
+            raise_if_interrupted()  # a Ctrl-C swallowed in a gc callback (runs._lifetime)
             for unit, parts in zip(group_units.units, pickled, strict=True):
                 for layer, blob in parts.items():
                     by_model.add(unit.name, layer, blob)
+        raise_if_interrupted()
         compute_s = time.perf_counter() - t0
         # Wall time of the units on the executor (the part more workers can shorten).
         self.timings["units_s"] = compute_s

@@ -21,6 +21,12 @@ docs/architecture.md, "Processes"):
   step, so the processes started in it begin with it blocked; a worker then ignores it
   (:func:`worker_start`) — the terminal's Ctrl-C reaches every process of the foreground
   group, and only the run should answer it.
+- **Ctrl-C during a Dask run was lost, and the run ended 0** (once in a CI run). Python raises
+  the ``KeyboardInterrupt`` of a signal handler wherever the main thread is; inside a garbage
+  collector callback (distributed installs one) or a ``__del__`` it is printed as "Exception
+  ignored" and dropped. While a run is on (:func:`interrupts_recorded`) the handler therefore
+  also notes the signal, and the run checks the note between units
+  (:func:`raise_if_interrupted`).
 """
 
 from __future__ import annotations
@@ -37,6 +43,40 @@ from types import FrameType
 
 # How often a worker without pidfd_open (not Linux) checks that the run is still there.
 POLL_S = 0.5
+
+
+# Signals noted by :func:`interrupts_recorded`'s handler and not yet raised from a check.
+_noted: list[int] = []
+
+
+@contextmanager
+def interrupts_recorded() -> Iterator[None]:
+    """For the body, a SIGINT or SIGTERM raises ``KeyboardInterrupt`` as usual *and* is noted,
+    so :func:`raise_if_interrupted` raises it again if the first one was swallowed. A no-op
+    off the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        _noted.append(signum)
+        raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _noted.clear()
+
+
+def raise_if_interrupted() -> None:
+    """Raise ``KeyboardInterrupt`` if a signal was noted since the last check (its own raise
+    may have been swallowed where Python ignores exceptions)."""
+    if _noted:
+        _noted.clear()
+        raise KeyboardInterrupt
 
 
 @contextmanager
