@@ -142,6 +142,70 @@ def test_ppi_hidings_from_the_command(population: Path, capsys: pytest.CaptureFi
     assert "--model" in capsys.readouterr().err
 
 
+def test_ppi_hidings_with_a_reference_model_beside_the_gold(
+    population: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run scored against a reference model (here simulated:light standing in for one) with
+    the human gold beside it (``human_gold:``): ``coverage --ppi-keep`` takes ``y`` = the
+    challenger's agreement with the humans per dialogue, scored as ``ppi.json`` scores it
+    (``human_figures``), and ``f`` = its extraction agreement with the reference model — the
+    predictor such a run leans on. Gold on only some dialogues cannot be hidden: one line."""
+    from chatledger.cli._app import main
+    from chatledger.runs._coverage import ppi_coverage
+    from chatledger.runs._paired import read_conversation_run
+    from chatledger.runs._ppi import human_figures
+
+    record = read_conversation_run(population, "population")
+    paths = {i.role: Path(i.path) for i in record.inputs}
+    chunks, gold = paths["chunks"], paths["reference"]
+    reference, challenger = paths["challenger:simulated:light"], paths["challenger:simulated:heavy"]
+
+    def run(human_gold: Path, out: str) -> Path:
+        config = {
+            "chunks": str(chunks),
+            "reference": {"file": str(reference), "name": "model:reference"},
+            "challengers": [{"file": str(challenger), "name": "simulated:heavy"}],
+            "layers": ["extraction"],
+            "human_gold": {"file": str(human_gold), "name": "human:casino"},
+        }
+        (tmp_path / f"{out}.yaml").write_text(json.dumps(config), encoding="utf-8")
+        execute_run(load_run_config(tmp_path / f"{out}.yaml"), tmp_path / out)
+        return tmp_path / out
+
+    model_run = run(gold, "with-model")
+    args = ["coverage", str(model_run), "--ppi-keep", "10", "--subsets", "40", "--seed", "3"]
+    assert main([*args, "--model", "simulated:heavy", "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    order = list(dict.fromkeys(read_conversation_run(model_run, "run").chunk_conversations))
+    humans = human_figures(gold, challenger, chunks)
+    # f: the challenger against the reference model on the fields the humans annotated — the
+    # reference's lines with the gold's `covers` written in, scored as gold is scored.
+    covers = {json.loads(line)["chunk_id"]: json.loads(line)["covers"] for line in gold.open()}
+    assert set(map(tuple, covers.values())) == {("claims", "negotiation_patterns")}
+    with (tmp_path / "reference-on-gold-fields.jsonl").open("w", encoding="utf-8") as out:
+        for line in reference.open(encoding="utf-8"):
+            row = json.loads(line)
+            out.write(json.dumps({**row, "covers": covers[row["chunk_id"]]}) + "\n")
+    model = human_figures(tmp_path / "reference-on-gold-fields.jsonl", challenger, chunks)
+    y = np.array([humans[c] for c in order])
+    f = np.array([model[c] for c in order])
+    same = ppi_coverage(y, f, keep=10, hidings=40, seed=3).to_dict()
+    assert shown["predictor"] == "layers.extraction" and shown["conversations"] == 47
+    assert shown["full_gold_figure"] == pytest.approx(float(y.mean()))
+    for key in ("correlation", "median_width_ratio", "narrower_share"):
+        assert shown[key] == pytest.approx(same[key])
+    assert shown["ppi"]["covered"] == same["ppi"]["covered"]
+    # A model that is the gold lightly corrupted predicts the human figure well: PPI narrows.
+    assert shown["correlation"] > 0.5 and shown["median_width_ratio"] < 0.95, shown
+
+    lines = gold.read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "some.jsonl").write_text("".join(lines[:20]), encoding="utf-8")
+    partial = run(tmp_path / "some.jsonl", "with-some-gold")
+    assert main([*args[:1], str(partial), *args[2:], "--model", "simulated:heavy"]) == 2
+    err = capsys.readouterr().err
+    assert "27 of 47 have none" in err and "some.jsonl" in err
+
+
 def test_chunk_subsets_are_random_chunks_and_conversation_subsets_whole_ones() -> None:
     """Three conversations of 2, 3 and 1 chunks. Conversation draws take whole conversations
     (every mask a union of them, always whole); chunk draws take ``size`` distinct chunks at

@@ -50,9 +50,12 @@ def test_ppi_beside_the_human_only_interval(tmp_path: Path) -> None:
     execute_run(loaded, tmp_path / "run")
     record = PPIRecord.read(tmp_path / "run")
     assert record is not None and record.interval == "student-t"
+    # f is scored on the fields CaSiNo's humans annotated, as y is (the gold's `covers`)
+    assert record.predictor_fields == ("claims", "negotiation_patterns")
     (model,) = record.models
     assert (model.annotated, model.others) == (12, 35)
-    # the same arrays by hand: y scored per annotated dialogue, f from the run's stages
+    # the same arrays by hand: y scored per annotated dialogue; f (the run's extraction layer
+    # against its reference, the gold itself) equals y on the gold's fields
     y = human_figures(
         tmp_path / "humans.jsonl", tmp_path / "rules.jsonl", tmp_path / "chunks.jsonl"
     )
@@ -92,6 +95,7 @@ def test_ppi_beside_the_human_only_interval(tmp_path: Path) -> None:
 
     page = build_report(tmp_path / "run").read_text(encoding="utf-8")
     assert 'id="ppi"' in page and "12 of 47 conversations annotated" in page
+    assert "on the fields the humans annotated (claims, negotiation_patterns)" in page
     assert f"[{model.low:.3f}, {model.high:.3f}]" in page
     assert f"[{model.human_low:.3f}, {model.human_high:.3f}]" in page
 

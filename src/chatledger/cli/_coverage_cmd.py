@@ -46,8 +46,13 @@ def coverage_command(
         ),
     ] = None,
     ppi_predictor: Annotated[
-        str, typer.Option("--ppi-predictor", help="the human-free layer PPI leans on")
-    ] = "judge",
+        str | None,
+        typer.Option(
+            "--ppi-predictor",
+            help="the human-free layer PPI leans on (default: judge when the run's reference "
+            "is the human gold, extraction when it is a model with human_gold: beside it)",
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Do the intervals hold? Their empirical coverage on subsets of whole conversations of a
@@ -132,7 +137,7 @@ def _print_ppi_coverage(
     run_dir: Path,
     model: str,
     keep: int,
-    predictor: str,
+    predictor: str | None,
     hidings: int,
     seed: int,
     output_format: OutputFormat,
@@ -148,7 +153,7 @@ def _print_ppi_coverage(
         return
     stdout.print(
         f"{model}: human gold kept on {keep} of {result.n_conversations} conversations, "
-        f"{hidings} hidings; full-gold figure {result.truth:.4f}; {predictor} correlates "
+        f"{hidings} hidings; full-gold figure {result.truth:.4f}; {result.predictor} correlates "
         f"{result.correlation:.2f} with the human figure"
     )
     for key, label in (("ppi", "PPI (Student t)"), ("human", "humans only (Student t)")):

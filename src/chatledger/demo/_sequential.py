@@ -110,10 +110,12 @@ def sequential_lines(demo: SequentialDemo) -> list[str]:
             f"{when} of {d.conversations_available} dialogues "
             f"(difference {r.estimate:+.3f}, anytime-valid [{r.lower:+.3f}, {r.upper:+.3f}])"
         )
+    fields = demo.ppi.predictor_fields
+    predictor = demo.ppi.predictor + (f" on the gold's {', '.join(fields)}" if fields else "")
     for m in demo.ppi.models:
         lines.append(
             f"  PPI: {m.model}'s agreement with humans, {m.annotated} of "
-            f"{m.annotated + m.others} dialogues annotated, {demo.ppi.predictor} against "
+            f"{m.annotated + m.others} dialogues annotated, {predictor} against "
             f"simulated:light on all: {m.estimate:.3f} [{m.low:.3f}, {m.high:.3f}] vs humans "
             f"alone [{m.human_low:.3f}, {m.human_high:.3f}] — worth {m.labels_worth:.0f} "
             "human-annotated dialogues"

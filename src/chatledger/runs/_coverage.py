@@ -435,27 +435,60 @@ def run_ppi_coverage(
     *,
     model: str,
     keep: int,
-    predictor: str = "judge",
+    predictor: str | None = None,
     hidings: int = 200,
     seed: int = 0,
     student: bool = True,
 ) -> PPICoverage:
-    """:func:`ppi_coverage` on a finished run scored against human gold: per conversation the
-    model's extraction agreement with the humans, and its ``predictor`` layer (a judge: no
-    human needed) as the model-referenced figure."""
+    """:func:`ppi_coverage` on a finished run whose every conversation has human gold: per
+    conversation the model's extraction agreement with the humans (``y``) and a human-free
+    figure (``f``). Scored against the gold itself, ``f`` is a judge layer (``predictor``,
+    default ``judge``); scored against a reference model with the gold beside it
+    (``human_gold:``), ``f`` defaults to the extraction agreement with that model — what a run
+    with ``human_gold: {ppi: true}`` leans on."""
+    from chatledger.runs._ppi import Predictor, human_figures, predictor_figures
     from chatledger.runs._sequential import conversation_figures
 
     record = read_conversation_run(run_dir, "population")
-    if not record.reference_is_human:
+    gold = next((i.path for i in record.inputs if i.role == "gold"), None)
+    if record.reference_is_human:
+        predictor = predictor or "judge"
+        if predictor == "extraction":
+            raise InputError(
+                "the predictor must be a layer other than extraction", field="predictor"
+            )
+    elif gold is None:
         raise InputError(
-            "the run's reference is not human gold: hide gold only from a run scored against it",
+            "the run has no human gold: hide gold only from a run scored against it "
+            "(reference or human_gold:)",
             path=run_dir,
         )
+    else:
+        predictor = predictor or "extraction"
     figure = f"layers.{predictor}"
-    if predictor == "extraction":
-        raise InputError("the predictor must be a layer other than extraction", field="predictor")
-    per = conversation_figures(run_dir, model, model, ["layers.extraction", figure])
-    y, f = per["layers.extraction"].candidate, per[figure].candidate
+    if record.reference_is_human or gold is None:
+        per = conversation_figures(run_dir, model, model, ["layers.extraction", figure])
+        y, f = per["layers.extraction"].candidate, per[figure].candidate
+    else:
+        source = next((i.path for i in record.inputs if i.role == f"challenger:{model}"), None)
+        chunks = next(i.path for i in record.inputs if i.role == "chunks")
+        if source is None:
+            raise InputError(f"no challenger {model!r} in the run", path=run_dir, field="model")
+        if predictor != "extraction" and predictor != "judge":
+            raise InputError(
+                f"the predictor is extraction or judge, not {predictor!r}", field="predictor"
+            )
+        layer: Predictor = "extraction" if predictor == "extraction" else "judge"
+        conversations, f = predictor_figures(run_dir, model, layer, Path(gold))
+        humans = human_figures(Path(gold), Path(source), Path(chunks))
+        missing = [c for c in conversations if c not in humans]
+        if missing:
+            raise InputError(
+                f"hiding gold needs gold on every conversation: {len(missing)} of "
+                f"{len(conversations)} have none (e.g. {missing[0]})",
+                path=Path(gold),
+            )
+        y = np.array([humans[c] for c in conversations], dtype=np.float64)
     known = np.isfinite(y) & np.isfinite(f)
     confidence = record.stats.confidence if record.stats is not None else 0.95
     return ppi_coverage(
