@@ -120,13 +120,24 @@ class _Figures:
     field_weights: Mapping[str, float]
     all_fields: Sequence[str]
     columns: _Columns
+    # The last sums matrix each model's fields were computed from, and those fields: every
+    # figure of a stacked statistic (each field, the extraction layer, the overall) reads the
+    # same sums, so the model's fields are computed once per matrix instead of once a figure.
+    _fields_of: dict[int, tuple[FloatArray, dict[str, FloatArray]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def fields(self, m: int, sums: FloatArray) -> dict[str, FloatArray]:
+        last = self._fields_of.get(m)
+        if last is not None and last[0] is sums:
+            return last[1]
         model = self.series[m]
-        return {
+        values = {
             f: field_value(f, self.columns.sums(sums, (model.name, f)), model.aggregate)
             for f in model.field_stats
         }
+        self._fields_of[m] = (sums, values)
+        return values
 
     def extraction(self, m: int, sums: FloatArray) -> FloatArray:
         model = self.series[m]
