@@ -57,3 +57,25 @@ def test_an_interrupt_raised_normally_is_not_raised_twice_after_the_run() -> Non
     with pytest.raises(KeyboardInterrupt), interrupts_recorded():
         signal.raise_signal(signal.SIGINT)
     raise_if_interrupted()  # the run is over: nothing is left noted
+
+
+def test_the_exit_code_follows_the_signal_143_after_sigterm_130_after_ctrl_c() -> None:
+    """Both signals stop a run as KeyboardInterrupt; the CLI exits 128 + the signal's number
+    (what the run's handlers noted), so a CI timeout's SIGTERM reads 143, not Ctrl-C's 130."""
+    from chatledger._signals import clear_interrupt, interrupt_exit_code
+    from chatledger.runs._lifetime import interrupts_deferred
+
+    try:
+        for signum, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+            clear_interrupt()
+            with pytest.raises(KeyboardInterrupt), interrupts_recorded():
+                signal.raise_signal(signum)
+            assert interrupt_exit_code() == code
+            clear_interrupt()
+            with pytest.raises(KeyboardInterrupt), interrupts_deferred():  # held, then raised
+                signal.raise_signal(signum)
+            assert interrupt_exit_code() == code
+        clear_interrupt()
+        assert interrupt_exit_code() == 130  # Python's own Ctrl-C: nothing noted
+    finally:
+        clear_interrupt()

@@ -7,6 +7,7 @@ import signal
 import sys
 from types import FrameType
 
+from chatledger._signals import note_interrupt
 from chatledger.cli import _app
 from chatledger.cli._app import app
 from chatledger.cli._app import main as _main
@@ -16,7 +17,8 @@ __all__ = ["app", "main"]
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
     # SIGTERM (kill, a CI timeout) ends a command like Ctrl-C does: files are closed whole and
-    # the command says what it finished.
+    # the command says what it finished; it exits 143 (128 + 15), not Ctrl-C's 130.
+    note_interrupt(signum)
     raise KeyboardInterrupt
 
 

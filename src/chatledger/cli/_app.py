@@ -3,8 +3,8 @@
 Exit codes: 0 done; 1 the environment stopped the work (a full disk, a read-only folder, a
 server that kept failing, the spending cap) — rerunning resumes; 2 a user mistake (a bad
 option, a missing file, a bad line in a config), with one line naming file, line and field and
-at most one hint line; 130 interrupted (Ctrl-C); 70 a bug in ChatLedger (one line; set
-``CHATLEDGER_DEBUG=1`` for the traceback).
+at most one hint line; 130 interrupted (Ctrl-C; 143 after SIGTERM); 70 a bug in ChatLedger
+(one line; set ``CHATLEDGER_DEBUG=1`` for the traceback).
 
 This module is imported for ``chatledger --help``, so it imports nothing heavy: commands import
 what they use inside their bodies, and names for annotations come from ``TYPE_CHECKING``. The
@@ -524,7 +524,16 @@ def score_command(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the app and return its exit code; every error is one line (see the module doc)."""
+    """Run the app and return its exit code; every error is one line (see the module doc).
+    An interruption exits 128 + its signal's number: 130 after Ctrl-C, 143 after SIGTERM."""
+    from chatledger._signals import clear_interrupt, interrupt_exit_code
+
+    clear_interrupt()
+    code = _run(argv)
+    return interrupt_exit_code() if code == EXIT_INTERRUPTED else code
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = app(args=argv, standalone_mode=False, prog_name="chatledger")
     except KeyboardInterrupt:

@@ -41,6 +41,8 @@ from contextlib import contextmanager
 from multiprocessing import resource_tracker
 from types import FrameType
 
+from chatledger._signals import note_interrupt
+
 # How often a worker without pidfd_open (not Linux) checks that the run is still there.
 POLL_S = 0.5
 
@@ -60,6 +62,7 @@ def interrupts_recorded() -> Iterator[None]:
 
     def note(signum: int, frame: FrameType | None) -> None:
         _noted.append(signum)
+        note_interrupt(signum)  # the exit code: 143 after SIGTERM, 130 after Ctrl-C
         raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -90,6 +93,7 @@ def interrupts_deferred() -> Iterator[None]:
     held: list[int] = []
 
     def hold(signum: int, frame: FrameType | None) -> None:
+        note_interrupt(signum)
         if held:
             raise KeyboardInterrupt  # asked twice: the user means it
         held.append(signum)
