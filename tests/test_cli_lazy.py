@@ -188,6 +188,11 @@ def test_gate_and_stats_load_only_what_reading_a_run_uses(tmp_path: Path) -> Non
         "chatledger.scoring._fields",
         "chatledger.scoring._run",
         "chatledger.scoring._stream",
+        # a conversation run's record: no structbench or what-breaks classes; the JUnit
+        # writer's XML only for --format junit
+        "chatledger.record._structbench",
+        "chatledger.record._what_breaks",
+        "xml.etree.ElementTree",
     }
     # --strict: the small run has too few conversations for an interval (the rule would be
     # undecided, exit 3); the paired figures are computed either way
@@ -208,6 +213,31 @@ def test_a_lazy_package_loads_each_name_from_its_module(package: str) -> None:
     for name in lazy.__all__:
         module = importlib.import_module(f"chatledger.{package}.{lazy._WHERE[name]}")
         assert getattr(lazy, name) is getattr(module, name)
+
+
+def test_the_record_package_loads_its_other_records_on_first_use() -> None:
+    import chatledger.record as record
+
+    assert set(record._WHERE) <= set(record.__all__)
+    for name in record.__all__:
+        where = record._WHERE.get(name)
+        value = getattr(record, name)
+        if where is not None and name != "RunRecord":  # the union is made anew
+            assert value is getattr(importlib.import_module(f"chatledger.record.{where}"), name)
+    assert "StructbenchRun" in str(record.RunRecord)
+
+
+def test_the_cli_scans_no_pydantic_plugins_unless_told_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pydantic scans every installed distribution's entry points for plugins when it builds
+    # its first model (~0.03 s a command); the CLI opts out, keeping a setting the user made.
+    from chatledger.cli import PYDANTIC_PLUGINS_ENV, _no_pydantic_plugins
+
+    monkeypatch.delenv(PYDANTIC_PLUGINS_ENV, raising=False)
+    _no_pydantic_plugins()
+    assert os.environ[PYDANTIC_PLUGINS_ENV] == "__all__"
+    monkeypatch.setenv(PYDANTIC_PLUGINS_ENV, "")  # "": every plugin allowed, as the user asked
+    _no_pydantic_plugins()
+    assert os.environ[PYDANTIC_PLUGINS_ENV] == ""
 
 
 def test_the_field_scorers_are_registered_when_their_registry_is_read() -> None:

@@ -83,3 +83,20 @@ def test_compare_a_version_1_run_with_the_same_run_today(
         for name, d in entry["fields"].items():
             assert abs(d["delta"]) <= 1e-15, name
         assert entry["fields"]["topics"]["delta"] == 0.0
+
+
+def test_a_conversation_record_error_names_its_place_after_the_tag(old_run: Path) -> None:
+    # A conversation run is validated as its own class (reading one builds no structbench
+    # class); its errors still name the place as the tagged union did, tag first.
+    from chatledger.core import InputError
+    from chatledger.record import parse_run_record
+
+    data = json.loads((old_run / "run.json").read_text(encoding="utf-8"))
+    data["models"][0]["name"] = 5
+    with pytest.raises(InputError) as caught:
+        parse_run_record(data, old_run / "run.json")
+    assert caught.value.field == "conversation.models.0.name"
+    assert "Input should be a valid string" in str(caught.value)
+    data["task"] = "nope"
+    with pytest.raises(InputError, match="does not match any of the expected tags"):
+        parse_run_record(data, old_run / "run.json")

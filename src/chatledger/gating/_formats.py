@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import socket
 from datetime import UTC, datetime
-from xml.etree import ElementTree as ET
 
 from chatledger.gating._result import GateResult, RuleOutcome
 
@@ -41,6 +40,8 @@ def _header(result: GateResult) -> str:
 
 def junit_xml(result: GateResult, *, timestamp: datetime | None = None, time_s: float = 0.0) -> str:
     """The verdicts as a JUnit XML document (one test case per rule)."""
+    from xml.etree import ElementTree as ET  # only this format needs it (~5 ms a gate)
+
     when = (timestamp or datetime.now(UTC)).replace(tzinfo=None, microsecond=0)
     n, failed = len(result.outcomes), len(result.failures)
     counts = {"tests": str(n), "failures": str(failed), "errors": "0"}

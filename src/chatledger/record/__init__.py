@@ -1,6 +1,11 @@
 """The run record: what a run produces, as typed, versioned classes that write ``run.json`` and
 read it back (``schema_version`` 3; version 2 reads as it is, version 1 is upgraded on reading)."""
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from chatledger.record._common import (
     RUN_FILE,
     SCHEMA_VERSION,
@@ -31,30 +36,62 @@ from chatledger.record._conversation import (
     Usage,
     WeightSensitivity,
 )
-from chatledger.record._read import RunRecord, parse_run_record, read_run_record
-from chatledger.record._structbench import (
-    METRICS,
-    DatasetInfo,
-    DepthScores,
-    GridPair,
-    GridPairs,
-    MetricIntervals,
-    PairedDifferences,
-    PairRow,
-    PredictionFileInfo,
-    RankProbabilities,
-    StrategyCell,
-    StructbenchRow,
-    StructbenchRun,
-    StructbenchSettings,
-    StructbenchUsage,
-)
-from chatledger.record._what_breaks import (
-    WHAT_BREAKS_FILE,
-    SwitchComparison,
-    SwitchFigure,
-    WhatBreaks,
-)
+from chatledger.record._read import parse_run_record, read_run_record
+
+if TYPE_CHECKING:
+    from chatledger.record._read import RunRecord
+    from chatledger.record._structbench import (
+        METRICS,
+        DatasetInfo,
+        DepthScores,
+        GridPair,
+        GridPairs,
+        MetricIntervals,
+        PairedDifferences,
+        PairRow,
+        PredictionFileInfo,
+        RankProbabilities,
+        StrategyCell,
+        StructbenchRow,
+        StructbenchRun,
+        StructbenchSettings,
+        StructbenchUsage,
+    )
+    from chatledger.record._what_breaks import (
+        WHAT_BREAKS_FILE,
+        SwitchComparison,
+        SwitchFigure,
+        WhatBreaks,
+    )
+
+# Loaded on first use (name → module): a reader of a conversation run (gate, stats, report)
+# builds none of the structbench or what-breaks record classes.
+_WHERE = {
+    "RunRecord": "_read",
+    **dict.fromkeys(
+        (
+            "METRICS",
+            "DatasetInfo",
+            "DepthScores",
+            "GridPair",
+            "GridPairs",
+            "MetricIntervals",
+            "PairedDifferences",
+            "PairRow",
+            "PredictionFileInfo",
+            "RankProbabilities",
+            "StrategyCell",
+            "StructbenchRow",
+            "StructbenchRun",
+            "StructbenchSettings",
+            "StructbenchUsage",
+        ),
+        "_structbench",
+    ),
+    **dict.fromkeys(
+        ("WHAT_BREAKS_FILE", "SwitchComparison", "SwitchFigure", "WhatBreaks"), "_what_breaks"
+    ),
+}
 
 __all__ = [
     "METRICS",
@@ -106,3 +143,11 @@ __all__ = [
     "parse_run_record",
     "read_run_record",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:  # tests/test_cli_lazy.py holds _WHERE and the eager names to __all__
+        value = getattr(import_module(f"chatledger.record.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'chatledger.record' has no attribute {name!r}")

@@ -9,18 +9,36 @@ version 2; a file that is neither is refused with one line naming the file and f
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
 from chatledger.core import InputError, first_validation_error
 from chatledger.record._common import RUN_FILE, SCHEMA_VERSION
 from chatledger.record._conversation import ConversationRun
-from chatledger.record._structbench import StructbenchRun
 
-RunRecord = Annotated[ConversationRun | StructbenchRun, Field(discriminator="task")]
-_ADAPTER: TypeAdapter[ConversationRun | StructbenchRun] = TypeAdapter(RunRecord)
+if TYPE_CHECKING:
+    from chatledger.record._structbench import StructbenchRun
+
+    RunRecord = Annotated[ConversationRun | StructbenchRun, Field(discriminator="task")]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RunRecord":  # the union names the structbench record: built on first use
+        from chatledger.record._structbench import StructbenchRun
+
+        return Annotated[ConversationRun | StructbenchRun, Field(discriminator="task")]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def _any_record() -> TypeAdapter[ConversationRun | StructbenchRun]:
+    """Either record, told apart by ``task`` (the structbench classes built on first use)."""
+    from chatledger.record._structbench import StructbenchRun
+
+    return TypeAdapter(Annotated[ConversationRun | StructbenchRun, Field(discriminator="task")])
 
 
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
@@ -88,10 +106,16 @@ def parse_run_record(data: object, path: Path) -> ConversationRun | StructbenchR
         raise InputError("run.json has no 'models'", path=path)
     if version == 1:
         data = _upgrade_v1(data)
+    # A conversation run (what gate, stats and report read) is validated as its own class, so
+    # reading one builds no structbench class; its errors name the same place the union's
+    # did (the tag first: conversation.models.0.name).
+    conversation = data.get("task") == "conversation"
     try:
-        return _ADAPTER.validate_python(data)
+        if conversation:
+            return ConversationRun.model_validate(data)
+        return _any_record().validate_python(data)
     except ValidationError as exc:
-        where, msg = first_validation_error(exc)
+        where, msg = first_validation_error(exc, "conversation" if conversation else "")
         raise InputError(
             f"not a run record this ChatLedger can read (schema_version {version}): {msg}",
             path=path,
