@@ -56,6 +56,13 @@ def test_the_cap_is_cumulative_and_budget_reset_starts_a_new_period(
     assert ledgers["trial"]["spent_usd"] == pytest.approx(0.20)
     assert ledgers["trial"]["calls_in_flight"] == 0
 
+    # A ledger never spent under is named as missing, beside the ones there: not "cleared $0".
+    other = chatledger("budget", "reset", "--cache-dir", "cache", "--format", "json", cwd=tmp_path)
+    assert other.code == 0 and json.loads(other.out) == {
+        "cache": str(Path("cache", "completions.sqlite3")),
+        "reset": None,
+        "ledgers": ["trial"],
+    }
     reset = chatledger("budget", "reset", "--name", "trial", "--cache-dir", "cache", cwd=tmp_path)
     assert reset.code == 0 and "cleared $0.2000 over 2 call(s)" in reset.out
     code, _ = extract("a.jsonl")  # resumes a.jsonl: two new calls fit in the new period
@@ -67,3 +74,14 @@ def test_the_cap_is_cumulative_and_budget_reset_starts_a_new_period(
 def test_a_bad_ledger_name_is_one_line(tmp_path: Path) -> None:
     result = chatledger("budget", "reset", "--name", "no spaces", "--cache-dir", "c", cwd=tmp_path)
     assert_one_error_line(result, 2, "cannot name a spend ledger")
+
+
+def test_reset_without_a_ledger_says_so_naming_the_cache_and_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    result = chatledger("budget", "reset", "--cache-dir", "nothing-here", cwd=tmp_path)
+    assert result.code == 0, result.err
+    text = " ".join(result.out.split())  # the console may wrap a long path
+    database = Path("nothing-here", "completions.sqlite3")  # as given: relative
+    assert text == f"no ledger 'default' in {database} (no call cache there): nothing to reset"
+    assert not (tmp_path / "nothing-here").exists()

@@ -84,13 +84,37 @@ def reset_command(
     cache_dir: CacheDirOption = None,
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
-    """Clear a ledger's spend (a new budget period); calls in flight keep their holds."""
-    from chatledger.providers import CompletionCache
+    """Clear a ledger's spend (a new budget period); calls in flight keep their holds. A
+    ledger that does not exist is named as such (nothing is created)."""
+    from chatledger.providers import CompletionCache, default_cache_dir
+    from chatledger.providers._cache import CACHE_FILE
+    from chatledger.providers._ledger import check_ledger_name
 
-    with CompletionCache(cache_dir) as cache:
-        before = cache.ledger(name).reset()
+    check_ledger_name(name)
+    where = (cache_dir if cache_dir is not None else default_cache_dir()) / CACHE_FILE
+    before: LedgerTotals | None = None
+    others: list[str] = []
+    if where.is_file():  # no database: no ledger, and none is made by asking
+        with CompletionCache(cache_dir) as cache:
+            others = [t.name for t in cache.ledgers()]
+            if name in others:
+                before = cache.ledger(name).reset()
+            where = cache.path
     if output_format is OutputFormat.json:
-        emit_json({"reset": _row(before)})
+        emit_json(
+            {"cache": str(where), "reset": _row(before) if before is not None else None}
+            | ({} if before is not None else {"ledgers": others})
+        )
+        return
+    if before is None:
+        there = (
+            f"ledgers there: {', '.join(others)}"
+            if others
+            else "no spend is recorded there"
+            if where.is_file()
+            else "no call cache there"
+        )
+        stdout.print(f"no ledger {name!r} in {where} ({there}): nothing to reset")
         return
     stdout.print(
         f"ledger {before.name}: cleared ${before.spent_usd:.4f} over {before.calls} call(s)"
