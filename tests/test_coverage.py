@@ -238,8 +238,30 @@ def test_chunk_unit_draws_chunks(population: Path) -> None:
     assert result.to_dict()["draw"] == "chunk"
     overall = next(f for f in result.figures if f.figure == "overall")
     assert overall.with_interval + sum(overall.without.values()) == 10
-    with pytest.raises(InputError, match="subset size of 47 chunks"):
+    with pytest.raises(InputError, match="a subset of 47 chunks from a run of 47"):
         run_coverage(population, subsets=10, size=47, unit="chunk")
+
+
+def test_the_default_size_fits_the_readme_s_six_conversations(docs_demo: Path) -> None:
+    """The bundled corpus (the README's examples, the demo's run) has 6 conversations: the
+    default of 8 did not fit, and the error named ``[size]``. Unset, the size is one fewer than
+    the run has; a size given that does not fit names --size, the run's count and one that
+    does; and the 6 different subsets of 5 that 20 draws repeat are said to be repeated."""
+    run = docs_demo / "run"
+    result = run_coverage(run, subsets=20, resamples=100, models=["offline:rules"])
+    assert (result.size, result.n_conversations, result.distinct_subsets) == (5, 6, 6)
+    overall = next(f for f in result.figures if f.figure == "overall")
+    assert overall.with_interval == 20  # 5 conversations: an interval on every subset
+    assert (
+        result.repeats_note is not None and "only 6 different subsets of 5" in result.repeats_note
+    )
+    assert result.to_dict()["distinct_subsets"] == 6
+    with pytest.raises(InputError) as refused:
+        run_coverage(run, subsets=20, size=8)
+    assert str(refused.value) == (
+        "[--size]: a subset of 8 conversations from a run of 6: choose --size from 2 to 5 "
+        "(e.g. --size 5)"
+    )
 
 
 def test_a_subset_that_splits_conversations_has_no_downstream(population: Path) -> None:

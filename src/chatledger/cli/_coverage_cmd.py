@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, stdout
+from chatledger.cli._app import FormatOption, OutputFormat, app, emit_json, note, stdout
 
 
 @app.command("coverage")
@@ -15,8 +15,13 @@ def coverage_command(
     run_dir: Annotated[Path, typer.Argument(help="a finished run: the population")],
     subsets: Annotated[int, typer.Option(min=10, help="subsets drawn")] = 200,
     size: Annotated[
-        int, typer.Option(min=2, help="conversations (chunks with --unit chunk) in each subset")
-    ] = 8,
+        int | None,
+        typer.Option(
+            min=2,
+            help="conversations (chunks with --unit chunk) in each subset; default 8, or one "
+            "fewer than the run has",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="seed of the draws")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="bootstrap resamples per subset")] = 500,
     unit: Annotated[
@@ -131,6 +136,8 @@ def coverage_command(
         f"nominal {result.nominal:.0%}; a coverage whose Wilson interval lies below it (red) "
         "means those intervals are too narrow on this data"
     )
+    if result.repeats_note is not None:
+        note(result.repeats_note)
 
 
 def _print_ppi_coverage(

@@ -28,6 +28,10 @@ from chatledger.runs._stats import FloatArray, ModelSeries, StatsOptions, comput
 from chatledger.scoring import combine, composite_value, field_value, statistic_names
 from chatledger.stats import wilson_interval
 
+# Conversations (chunks with draw="chunk") in a subset when no size is given and the run has
+# more than this; a smaller run gets subsets of all but one of its conversations.
+DEFAULT_SIZE = 8
+
 LAYER_ORDER = ("overall", "extraction", "judge", "downstream")
 
 
@@ -93,15 +97,34 @@ class CoverageResult:
             "n_chunks": self.n_chunks,
             "seed": self.seed,
             "resamples": self.resamples,
+            "distinct_subsets": self.distinct_subsets,
             "figures": [f.to_dict(self.nominal) for f in self.figures],
         }
+
+    @property
+    def distinct_subsets(self) -> int:
+        """How many different subsets of this size the run has (C(population, size))."""
+        population = self.n_conversations if self.draw == "conversation" else self.n_chunks
+        return math.comb(population or 0, self.size)
+
+    @property
+    def repeats_note(self) -> str | None:
+        """Said when the draws must repeat subsets: their coverages are then not independent
+        trials, and the Wilson interval is narrower than what is known."""
+        if self.distinct_subsets >= self.subsets:
+            return None
+        return (
+            f"the run has only {self.distinct_subsets} different subsets of {self.size}: the "
+            f"{self.subsets} draws repeat them, so the Wilson intervals overstate what is known "
+            "(a run with more conversations tells more)"
+        )
 
 
 def run_coverage(
     run_dir: Path,
     *,
     subsets: int = 200,
-    size: int = 8,
+    size: int | None = None,
     seed: int = 0,
     resamples: int = 500,
     unit: str = "conversation",
@@ -114,7 +137,8 @@ def run_coverage(
     from all the run's chunks, as a user's sample of loose chunks would be. ``unit`` is how
     each subset's intervals resample (the run's ``stats: {unit: …}``). A subset of chunks
     that splits a conversation has no downstream figure (consumers read whole
-    conversations): its downstream, and an overall that needs it, are counted apart."""
+    conversations): its downstream, and an overall that needs it, are counted apart.
+    ``size=None`` fits the run: :data:`DEFAULT_SIZE`, or one fewer than the run has."""
     draw = draw or unit
     if draw not in ("conversation", "chunk"):
         raise InputError(f"draw must be conversation or chunk, not {draw!r}", field="draw")
@@ -122,11 +146,7 @@ def run_coverage(
     conversations = list(dict.fromkeys(record.chunk_conversations))
     n_chunks = len(record.chunk_conversations)
     population = len(conversations) if draw == "conversation" else n_chunks
-    if not 2 <= size < population:
-        raise InputError(
-            f"a subset size of {size} {draw}s: the run has {population}; choose 2 ≤ size < that",
-            field="size",
-        )
+    size = _subset_size(size, population, draw)
     chosen = [m for m in record.models if models is None or m.name in models]
     if not chosen:
         raise InputError(f"no model named {', '.join(models or [])} in the run", path=run_dir)
@@ -214,6 +234,27 @@ def run_coverage(
         draw,
         n_chunks,
     )
+
+
+def _subset_size(size: int | None, population: int, draw: str) -> int:
+    """The size asked for, or the default that fits the run; an error naming ``--size``, the
+    run's count and a size that works when there is none."""
+    largest = population - 1
+    if population < 3:
+        raise InputError(
+            f"the run has {population} {draw}(s): a subset holds at least 2 and fewer than the "
+            "run, so there is none to draw",
+            field="--size",
+        )
+    if size is None:
+        return min(DEFAULT_SIZE, largest)
+    if not 2 <= size <= largest:
+        raise InputError(
+            f"a subset of {size} {draw}s from a run of {population}: choose --size from 2 to "
+            f"{largest} (e.g. --size {min(DEFAULT_SIZE, largest)})",
+            field="--size",
+        )
+    return size
 
 
 def draw_subsets(
