@@ -534,10 +534,11 @@ def test_all_skipped_leaves_the_downstream_layer_out(tmp_path: Path) -> None:
     assert entry["skipped"]["drift"] == ["claims"]
     # The statistics use the same renormalised weights: extraction alone, weight 1, so the
     # overall's estimate is the extraction's (with the configured 0.8 it would be 0.8 of it).
-    intervals = result.stats["intervals"]["chal"]
+    assert result.stats is not None
+    intervals = result.stats.intervals["chal"]
     assert "downstream" not in intervals
-    assert intervals["overall"]["estimate"] == intervals["extraction"]["estimate"]
-    assert intervals["overall"]["low"] < intervals["overall"]["high"]  # several conversations
+    assert intervals["overall"].estimate == intervals["extraction"].estimate
+    assert intervals["overall"].low < intervals["overall"].high  # several conversations
     # A rerun reuses both stored stages and says the same.
     again = execute_run(load_run_config(_all_skipped_corpus(tmp_path)), out)
     assert again.models[0].overall == model.overall

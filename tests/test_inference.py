@@ -116,20 +116,22 @@ def test_too_few_conversations_give_no_interval() -> None:
     stats = compute_run_stats(
         [series], {"judge": 1.0}, {}, StatsOptions(), 0, chunk_conversations=convs
     )
-    assert stats["unit"] == "conversation" and stats["n_units"] == 3
-    assert stats["too_few"] == "too few conversations to tell (k = 3)"
-    assert stats["intervals"] == {"m": {}}
-    record = RunStats.model_validate(stats)
+    assert stats is not None
+    assert stats.unit == "conversation" and stats.n_units == 3
+    assert stats.too_few == "too few conversations to tell (k = 3)"
+    assert stats.intervals == {"m": {}}
+    record = stats
     assert record.why_no_interval("m", "overall") == "too few conversations to tell (k = 3)"
     assert record.unit_label() == "conversations (k = 3)"
     series, convs = _judge_series([2, 1, 3, 2, 2, 1])
     stats = compute_run_stats(
         [series], {"judge": 1.0}, {}, StatsOptions(), 0, chunk_conversations=convs
     )
-    assert "too_few" not in stats and stats["n_units"] == 6 >= MIN_UNITS
-    interval = stats["intervals"]["m"]["overall"]
-    assert interval["method"] == T_METHOD
-    assert interval["low"] <= series.overall <= interval["high"]
+    assert stats is not None
+    assert stats.too_few is None and stats.n_units == 6 >= MIN_UNITS
+    interval = stats.intervals["m"]["overall"]
+    assert interval.method == T_METHOD
+    assert interval.low <= series.overall <= interval.high
 
 
 def test_zero_of_five_matched_is_few_items_not_a_point() -> None:
@@ -162,10 +164,10 @@ def test_zero_of_five_matched_is_few_items_not_a_point() -> None:
         chunk_conversations=[f"c{i}" for i in range(6)],
         all_fields=["action_items"],
     )
-    assert stats["few_items"] == {"m": {"action_items": 5}}
-    assert "extraction.action_items" not in stats["intervals"]["m"]
-    record = RunStats.model_validate(stats)
-    assert record.why_no_interval("m", "extraction.action_items") == "few items (n = 5)"
+    assert stats is not None
+    assert stats.few_items == {"m": {"action_items": 5}}
+    assert "extraction.action_items" not in stats.intervals["m"]
+    assert stats.why_no_interval("m", "extraction.action_items") == "few items (n = 5)"
 
 
 def test_chunk_unit_on_request_says_so() -> None:
@@ -178,10 +180,11 @@ def test_chunk_unit_on_request_says_so() -> None:
         0,
         chunk_conversations=convs,
     )
-    assert stats["unit"] == "chunk" and stats["n_units"] == 11
-    assert stats["resampling"]["judge"] == "chunks"
-    assert stats["resampling"]["overall"] == "conversations"
-    assert RunStats.model_validate(stats).unit_label().startswith("chunks (n = 11")
+    assert stats is not None
+    assert stats.unit == "chunk" and stats.n_units == 11
+    assert stats.resampling["judge"] == "chunks"
+    assert stats.resampling["overall"] == "conversations"
+    assert stats.unit_label().startswith("chunks (n = 11")
 
 
 def _decisions_series(matched: list[float]) -> ModelSeries:
@@ -220,8 +223,8 @@ def test_matches_in_one_conversation_give_no_interval() -> None:
     assert concentrated_note(6, 1, unit="chunk") == "misses in 1 chunk"
     assert concentrated_note(2, 4) is None
 
-    def run(matched: list[float]) -> dict[str, object]:
-        return compute_run_stats(
+    def run(matched: list[float]) -> RunStats:
+        stats = compute_run_stats(
             [_decisions_series(matched)],
             {"extraction": 1.0},
             {"decisions": 1.0},
@@ -230,27 +233,25 @@ def test_matches_in_one_conversation_give_no_interval() -> None:
             chunk_conversations=[f"c{i}" for i in range(len(matched))],
             all_fields=["decisions"],
         )
+        assert stats is not None
+        return stats
 
     stats = run([4.0, 0, 0, 0, 0, 0])
-    assert stats["few_items"] == {}
-    assert stats["concentrated"] == {"m": {"decisions": "matches in 1 conversation"}}
-    intervals = stats["intervals"]
-    assert isinstance(intervals, dict)
+    assert stats.few_items == {}
+    assert stats.concentrated == {"m": {"decisions": "matches in 1 conversation"}}
+    intervals = stats.intervals
     assert "extraction.decisions" not in intervals["m"]
     assert "extraction" in intervals["m"]  # the composite keeps its interval
-    record = RunStats.model_validate(stats)
     assert (
-        record.why_no_interval("m", "extraction.decisions")
+        stats.why_no_interval("m", "extraction.decisions")
         == "matches in 1 conversation: too few to tell"
     )
     # Every item matched but in one conversation: the misses are the concentrated side.
     stats = run([4.0, 4.0, 4.0, 4.0, 4.0, 1.0])
-    assert stats["concentrated"] == {"m": {"decisions": "misses in 1 conversation"}}
+    assert stats.concentrated == {"m": {"decisions": "misses in 1 conversation"}}
     stats = run([2.0, 0, 0, 1.0, 0, 0])
-    assert stats["concentrated"] == {}
-    intervals = stats["intervals"]
-    assert isinstance(intervals, dict)
-    interval = intervals["m"]["extraction.decisions"]
+    assert stats.concentrated == {}
+    interval = stats.intervals["m"]["extraction.decisions"]
     # 3 of 24 matched: F1 = 6/48 = 0.125, score 0.125·(0.75 + 0.125) = 0.109375
-    assert interval["estimate"] == pytest.approx(0.109375)
-    assert interval["low"] <= 0.109375 <= interval["high"]
+    assert interval.estimate == pytest.approx(0.109375)
+    assert interval.low <= 0.109375 <= interval.high

@@ -306,7 +306,8 @@ def test_statistics_land_in_the_score_table(corpus: Path, tmp_path: Path) -> Non
         f"SELECT component, value FROM '{table}' WHERE field = 'paired_difference' "
         "ORDER BY component"
     ).fetchall()
-    expected = result.stats["paired_differences"]["cheap|self"]
+    assert result.stats is not None
+    expected = result.stats.paired_differences["cheap|self"].model_dump()
     # too few conversations for an interval: the table has the difference and p-value only
     assert dict(diff) == pytest.approx(
         {
@@ -323,7 +324,7 @@ def test_statistics_land_in_the_score_table(corpus: Path, tmp_path: Path) -> Non
         f"SELECT count(*) FROM '{table}' WHERE component IN ('ci_low', 'ci_high')"
     ).fetchone()
     # two bounds per interval run.json holds (none for too few conversations or few items)
-    n_intervals = sum(len(v) for v in result.stats["intervals"].values())
+    n_intervals = sum(len(v) for v in result.stats.intervals.values())
     assert bounds is not None and bounds[0] == 2 * n_intervals
 
 

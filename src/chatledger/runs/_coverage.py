@@ -181,9 +181,10 @@ def run_coverage(
                 chunk_conversations=sub_convs,
                 all_fields=record.scored_fields or list(record.field_weights),
             )
-            intervals = stats.get("intervals", {}).get(model.name, {})
-            few = stats.get("few_items", {}).get(model.name, {})
-            concentrated = stats.get("concentrated", {}).get(model.name, {})
+            intervals = stats.intervals.get(model.name, {}) if stats else {}
+            few = stats.few_items.get(model.name, {}) if stats else {}
+            concentrated = stats.concentrated.get(model.name, {}) if stats else {}
+            too_few = stats is not None and stats.too_few is not None
             # A layer the population has but this subset has no value for (downstream with no
             # event in these conversations) leaves the subset's overall: a different figure
             # from the population's, so it is counted apart, not as a miss.
@@ -211,14 +212,14 @@ def run_coverage(
                         else "matches in one unit"
                         if name in concentrated
                         else "too few"
-                        if "too_few" in stats
+                        if too_few
                         else "none"
                     )
                     tally.without[reason] = tally.without.get(reason, 0) + 1
                     continue
                 tally.with_interval += 1
-                tally.widths.append(float(interval["high"]) - float(interval["low"]))
-                if float(interval["low"]) - 1e-12 <= tally.truth <= float(interval["high"]) + 1e-12:
+                tally.widths.append(interval.high - interval.low)
+                if interval.low - 1e-12 <= tally.truth <= interval.high + 1e-12:
                     tally.covered += 1
     figures = sorted(out.values(), key=lambda f: (f.model, _order(f.figure)))
     return CoverageResult(

@@ -46,6 +46,7 @@ from chatledger.record import (
     HumanGold,
     InputFile,
     JudgeSummary,
+    RepeatVariance,
     StageRecord,
     Usage,
 )
@@ -339,7 +340,7 @@ class _Run:
         store = StageStore(self.out_dir)
         models: list[ModelSummary] = []
         series: list[ModelSeries] = []
-        variance: dict[str, Any] = {}
+        variance: dict[str, RepeatVariance] = {}
         if reference_facts.variance is not None:
             variance[reference_name] = reference_facts.variance
         judgements_path = self.out_dir / "judgements.jsonl"
@@ -388,8 +389,8 @@ class _Run:
                 chunk_conversations=index.conversations,
                 all_fields=scoring.fields,
             )
-            if variance:
-                stats["repeat_variance"] = variance
+            if variance and stats is not None:
+                stats.repeat_variance = variance
             self.timings["stats_s"] = time.perf_counter() - t0
             self.stage_records.append(StageRecord(stage="stats", seconds=self.timings["stats_s"]))
             gold = self._gold(reference_gold, plans)

@@ -12,7 +12,6 @@ from chatledger.record import (
     ModelCallsInfo,
     ModelResult,
     ReferenceInfo,
-    RunStats,
     StageRecord,
     Usage,
 )
@@ -95,7 +94,7 @@ def build_record(
         notes=result.notes,
         leaderboard=[m.name for m in result.leaderboard()],
         models=[_model_result(m, configured.get(m.name)) for m in result.models],
-        stats=RunStats.model_validate(result.stats) if result.stats else None,
+        stats=result.stats,
         human_gold=result.human_gold,
         timings=result.timings,
         peak_memory_mb=peak_memory_mb,

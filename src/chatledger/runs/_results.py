@@ -13,6 +13,7 @@ from chatledger.record import (
     FieldCounts,
     HumanGold,
     JudgeSummary,
+    RunStats,
     Usage,
 )
 from chatledger.scoring import Combined, DegenerateOutputs, combine
@@ -90,7 +91,7 @@ class RunResult:
     models: list[ModelSummary]
     reference_name: str
     timings: dict[str, float]
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: RunStats | None = None
     human_gold: HumanGold | None = None
     # Things about the input the reader should know (chunks too long to score quickly).
     notes: list[str] = field(default_factory=list)

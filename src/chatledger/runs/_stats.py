@@ -16,13 +16,22 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from chatledger.record import HumanGold
+from chatledger.record import (
+    HumanGold,
+    Interval,
+    LayerSimplex,
+    PairedDifference,
+    RunStats,
+    Sensitivity,
+    SimplexPoint,
+    WeightSensitivity,
+)
 from chatledger.runs._tables import RUN_LEVEL, Row
 from chatledger.scoring import (
     Aggregate,
@@ -46,6 +55,7 @@ from chatledger.stats import (
     t_interval_of,
     too_few_note,
 )
+from chatledger.stats import Sensitivity as DirichletSensitivity
 
 FloatArray = npt.NDArray[np.float64]
 JUDGE_COLUMNS = ("judge:sum", "judge:n")
@@ -207,11 +217,12 @@ def compute_run_stats(
     *,
     chunk_conversations: Sequence[str],
     all_fields: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """All run statistics, JSON-ready. ``chunk_conversations`` names the conversation of each
-    chunk in run order (the units of the cluster bootstrap)."""
+) -> RunStats | None:
+    """All run statistics, as the record keeps them (None without models or chunks).
+    ``chunk_conversations`` names the conversation of each chunk in run order (the units of
+    the cluster bootstrap)."""
     if not series or not chunk_conversations:
-        return {}
+        return None
     fields_order = list(all_fields if all_fields is not None else field_weights)
     conversations = list(dict.fromkeys(chunk_conversations))
     n_chunks = len(chunk_conversations)
@@ -237,35 +248,34 @@ def compute_run_stats(
     by_conversation = options.unit == "conversation"
     k = len(conversations)
     small = "chunks" if by_conversation is False else "conversations"
-    out: dict[str, Any] = {
-        "n_chunks": n_chunks,
-        "n_conversations": k,
-        "unit": options.unit,
-        "n_units": k if by_conversation else n_chunks,
-        "bootstrap_resamples": options.bootstrap_resamples,
-        "confidence": options.confidence,
-        "seed": seed,
-        "interval_method": T_METHOD,
-        "min_units": MIN_UNITS,
-        "few_items_threshold": FEW_ITEMS,
-        "resampling": {
+    out = RunStats(
+        n_chunks=n_chunks,
+        n_conversations=k,
+        unit=options.unit,
+        n_units=k if by_conversation else n_chunks,
+        bootstrap_resamples=options.bootstrap_resamples,
+        confidence=options.confidence,
+        seed=seed,
+        interval_method=T_METHOD,
+        min_units=MIN_UNITS,
+        few_items_threshold=FEW_ITEMS,
+        resampling={
             "fields": small,
             "extraction": small,
             "judge": small,
             "downstream": "conversations",
             "overall": "conversations",
         },
-    }
-    if k < MIN_UNITS:
-        out["too_few"] = too_few_note(k)
-    by_model: dict[str, dict[str, Any]] = {model.name: {} for model in series}
+        too_few=too_few_note(k) if k < MIN_UNITS else None,
+    )
+    by_model: dict[str, dict[str, Interval]] = {model.name: {} for model in series}
     few: dict[str, dict[str, int]] = {}
     for model in series:
         for f in model.field_stats:
             n_ref = round(float(columns.sums(chunk_matrix, (model.name, f))["n_reference"].sum()))
             if n_ref < FEW_ITEMS:
                 few.setdefault(model.name, {})[f] = n_ref
-    out["few_items"] = few
+    out.few_items = few
     small_units = conv_matrix if by_conversation else chunk_matrix[:, :chunk_width]
     # A list field whose matched (or unmatched) items lie in fewer than two units: its spread
     # over units rests on one unit, and no interval is given (stats._inference's doc).
@@ -281,11 +291,11 @@ def compute_run_stats(
             )
             if note is not None:
                 concentrated.setdefault(model.name, {})[f] = note
-    out["concentrated"] = concentrated
+    out.concentrated = concentrated
 
     def keep(labels: list[tuple[str, str]], resamples: Resamples, n_units: int) -> None:
         if n_units < MIN_UNITS:
-            return  # too few units: the figure without an interval (out["too_few"])
+            return  # too few units: the figure without an interval (out.too_few)
         for row, (model_name, key) in enumerate(labels):
             name = key.partition(".")[2]
             if name and (
@@ -294,7 +304,12 @@ def compute_run_stats(
                 continue  # few items, or outcomes in one unit: no interval the data lacks
             interval = t_interval_of(resamples, row, confidence=options.confidence)
             if interval is not None:
-                by_model[model_name][key] = interval.to_dict()
+                by_model[model_name][key] = Interval(
+                    estimate=interval.estimate,
+                    low=interval.low,
+                    high=interval.high,
+                    method=interval.method,
+                )
 
     resample = {"n_resamples": options.bootstrap_resamples, "seed": seed}
     # The extraction and judge composites over all units.
@@ -351,7 +366,7 @@ def compute_run_stats(
         conv_matrix, overall_statistic, estimates=conv_estimates, **resample
     )
     keep(conv_labels, cluster, k)
-    out["intervals"] = {
+    out.intervals = {
         name: dict(sorted(entries.items(), key=lambda kv: _interval_order(kv[0])))
         for name, entries in by_model.items()
     }
@@ -359,21 +374,27 @@ def compute_run_stats(
     # Each conversation's own overall (the statistic of its own sums): the sign-flip test's
     # per-conversation differences.
     per_conversation = overall_statistic(conv_matrix)
-    out["paired_differences"] = {}
     for i, j in itertools.combinations(range(len(series)), 2):
-        out["paired_differences"][f"{names[i]}|{names[j]}"] = paired_of(
+        compared = paired_of(
             cluster,
             overall_rows[i],
             overall_rows[j],
             per_conversation[overall_rows[i]] - per_conversation[overall_rows[j]],
             confidence=options.confidence,
             seed=seed,
-        ).to_dict()
+        )
+        out.paired_differences[f"{names[i]}|{names[j]}"] = PairedDifference(
+            difference=compared.difference,
+            low=compared.low,
+            high=compared.high,
+            p_value=compared.p_value,
+            test=compared.test,
+            n_units=compared.k,
+            note=compared.note,
+        )
     probs = rank_probabilities_from(cluster, overall_rows)
-    out["rank_probabilities"] = {
-        model: [float(p) for p in probs[m]] for m, model in enumerate(names)
-    }
-    out["weight_sensitivity"] = _sensitivity(
+    out.rank_probabilities = {model: [float(p) for p in probs[m]] for m, model in enumerate(names)}
+    out.weight_sensitivity = _sensitivity(
         series,
         [x for x in layer_weights if all(x in s.layer_scores for s in series)],
         layer_weights,
@@ -406,84 +427,127 @@ def _sensitivity(
     field_weights: Mapping[str, float],
     options: StatsOptions,
     seed: int,
-) -> dict[str, Any]:
+) -> WeightSensitivity:
     names = [s.name for s in series]
-    result: dict[str, Any] = {}
+    result = WeightSensitivity()
     if len(names) < 2:
         return result
     fields = [f for f in field_weights if all(f in s.field_scores for s in series)]
     if fields and all("extraction" in s.layer_scores for s in series):
         scores = np.array([[s.field_scores[f] for f in fields] for s in series])
-        result["fields"] = dirichlet_sensitivity(
-            scores,
-            [field_weights[f] for f in fields],
-            names,
-            concentration=options.dirichlet_concentration,
-            n_draws=options.dirichlet_draws,
-            seed=seed,
-        ).to_dict()
+        result.fields = _sensitivity_record(
+            dirichlet_sensitivity(
+                scores,
+                [field_weights[f] for f in fields],
+                names,
+                concentration=options.dirichlet_concentration,
+                n_draws=options.dirichlet_draws,
+                seed=seed,
+            )
+        )
     if len(layers) >= 2:
         scores = np.array([[s.layer_scores[layer] for layer in layers] for s in series])
         weights = [layer_weights[layer] for layer in layers]
-        result["layers"] = dirichlet_sensitivity(
-            scores,
-            weights,
-            names,
-            concentration=options.dirichlet_concentration,
-            n_draws=options.dirichlet_draws,
-            seed=seed,
-        ).to_dict()
+        result.layers = _sensitivity_record(
+            dirichlet_sensitivity(
+                scores,
+                weights,
+                names,
+                concentration=options.dirichlet_concentration,
+                n_draws=options.dirichlet_draws,
+                seed=seed,
+            )
+        )
         grid = simplex_grid(scores, layers, weights, step=options.simplex_step)
-        grid["configured_ranking"] = [names[i] for i in grid["configured_ranking"]]
-        for point in grid["points"]:
-            point["ranking"] = [names[i] for i in point["ranking"]]
-        result["layer_simplex"] = grid
+        result.layer_simplex = LayerSimplex(
+            layers=grid["layers"],
+            step=grid["step"],
+            configured_ranking=[names[i] for i in grid["configured_ranking"]],
+            points=[
+                SimplexPoint(
+                    weights=point["weights"],
+                    ranking=[names[i] for i in point["ranking"]],
+                    holds=point["holds"],
+                )
+                for point in grid["points"]
+            ],
+            share_holding=grid["share_holding"],
+        )
     return result
+
+
+def _sensitivity_record(found: DirichletSensitivity) -> Sensitivity:
+    return Sensitivity(
+        models=found.models,
+        configured_ranking=found.configured_ranking,
+        kendall_tau_mean=found.tau_mean,
+        kendall_tau_quantiles=found.tau_quantiles,
+        p_same_ranking=found.p_same_ranking,
+        swap_probability=found.swap_probability,
+        n_draws=found.n_draws,
+        concentration=found.concentration,
+    )
 
 
 PAIR_SEPARATOR = "|"  # a row about two models names them "a|b" in the model column
 
 
-def stats_rows(stats: Mapping[str, Any], human_gold: HumanGold | None = None) -> list[Row]:
+def stats_rows(stats: RunStats | None, human_gold: HumanGold | None = None) -> list[Row]:
     """Every statistic of the run as run-level rows of the score table, so the table alone
     answers what run.json does: interval bounds (ci_low / ci_high), rank probabilities, paired
     differences and swap probabilities (model column "a|b"), Kendall's τ and P(same ranking)
     of the weight sensitivity (model column "*"), repeat variance and human-gold scores."""
     rows: list[Row] = []
-    for model, entries in stats.get("intervals", {}).items():
-        for key, interval in sorted(entries.items()):
-            layer, _, fname = key.partition(".")
-            fname = fname or "composite"
-            rows.append((model, RUN_LEVEL, layer, fname, "ci_low", float(interval["low"])))
-            rows.append((model, RUN_LEVEL, layer, fname, "ci_high", float(interval["high"])))
-    for model, probs in stats.get("rank_probabilities", {}).items():
-        for rank, p in enumerate(probs, start=1):
-            rows.append((model, RUN_LEVEL, "overall", "rank_probability", f"rank_{rank}", p))
-    for pair, diff in stats.get("paired_differences", {}).items():
-        for component in ("difference", "low", "high", "p_value"):
-            if diff.get(component) is None:
-                continue  # too few conversations: no interval
-            value = float(diff[component])
-            rows.append((pair, RUN_LEVEL, "overall", "paired_difference", component, value))
-    for kind, result in stats.get("weight_sensitivity", {}).items():
-        if kind == "layer_simplex":
-            rows.append(("*", RUN_LEVEL, "weights", kind, "share_holding", result["share_holding"]))
-            continue
-        rows.append(
-            ("*", RUN_LEVEL, "weights", kind, "kendall_tau_mean", result["kendall_tau_mean"])
-        )
-        rows.append(("*", RUN_LEVEL, "weights", kind, "p_same_ranking", result["p_same_ranking"]))
-        for pair, p in result["swap_probability"].items():
-            rows.append((pair, RUN_LEVEL, "weights", kind, "swap_probability", float(p)))
-    for model, variance in stats.get("repeat_variance", {}).items():
-        for component in ("mean", "chunk_sd_mean", "sampling_share"):
-            if isinstance(variance.get(component), int | float):
-                value = float(variance[component])
-                rows.append((model, RUN_LEVEL, "extraction", "repeat_variance", component, value))
+    if stats is not None:
+        rows += _figure_rows(stats)
     if human_gold is not None:
         sides = {"__reference__": human_gold.reference, **human_gold.models}
         for model, result in sides.items():
             rows.append((model, RUN_LEVEL, "human_gold", "composite", "score", result.composite))
             for fname, value in result.fields.items():
                 rows.append((model, RUN_LEVEL, "human_gold", fname, "score", float(value)))
+    return rows
+
+
+def _figure_rows(stats: RunStats) -> list[Row]:
+    rows: list[Row] = []
+    for model, entries in stats.intervals.items():
+        for key, interval in sorted(entries.items()):
+            layer, _, fname = key.partition(".")
+            fname = fname or "composite"
+            rows.append((model, RUN_LEVEL, layer, fname, "ci_low", float(interval.low)))
+            rows.append((model, RUN_LEVEL, layer, fname, "ci_high", float(interval.high)))
+    for model, probs in stats.rank_probabilities.items():
+        for rank, p in enumerate(probs, start=1):
+            rows.append((model, RUN_LEVEL, "overall", "rank_probability", f"rank_{rank}", p))
+    for pair, diff in stats.paired_differences.items():
+        for component, got in (
+            ("difference", diff.difference),
+            ("low", diff.low),
+            ("high", diff.high),
+            ("p_value", diff.p_value),
+        ):
+            if got is None:
+                continue  # too few conversations: no interval
+            rows.append((pair, RUN_LEVEL, "overall", "paired_difference", component, float(got)))
+    sensitivity = stats.weight_sensitivity
+    for kind, result in (("fields", sensitivity.fields), ("layers", sensitivity.layers)):
+        if result is None:
+            continue
+        rows.append(("*", RUN_LEVEL, "weights", kind, "kendall_tau_mean", result.kendall_tau_mean))
+        rows.append(("*", RUN_LEVEL, "weights", kind, "p_same_ranking", result.p_same_ranking))
+        for pair, p in result.swap_probability.items():
+            rows.append((pair, RUN_LEVEL, "weights", kind, "swap_probability", float(p)))
+    if sensitivity.layer_simplex is not None:
+        share = sensitivity.layer_simplex.share_holding
+        rows.append(("*", RUN_LEVEL, "weights", "layer_simplex", "share_holding", share))
+    for model, variance in stats.repeat_variance.items():
+        for component, value in (
+            ("mean", variance.mean),
+            ("chunk_sd_mean", variance.chunk_sd_mean),
+            ("sampling_share", variance.sampling_share),
+        ):
+            rows.append(
+                (model, RUN_LEVEL, "extraction", "repeat_variance", component, float(value))
+            )
     return rows

@@ -53,7 +53,7 @@ from chatledger.downstream import (
     reference_coverage,
 )
 from chatledger.judge import JUDGES, VerdictDigest
-from chatledger.record import FieldCounts, GoldScores
+from chatledger.record import FieldCounts, GoldScores, RepeatVariance
 from chatledger.runs._judging import verdict_text
 from chatledger.scoring import (
     ChunkResult,
@@ -209,7 +209,7 @@ class ModelFacts:
     usage: dict[str, float]
     sample_count: int
     degenerate: DegenerateOutputs | None = None
-    variance: dict[str, Any] | None = None
+    variance: RepeatVariance | None = None
     gold: GoldScores | None = None
     gold_model: str | None = None
     usable_reference: bool = True

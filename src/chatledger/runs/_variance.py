@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from chatledger.core import Chunk, ExtractionRecord
 from chatledger.corpus import ExtractionFile
+from chatledger.record import RepeatVariance
 from chatledger.scoring import ScoreReport, ScoringConfig, score_records
 from chatledger.stats import repeat_variance
 
@@ -30,7 +30,7 @@ def sample_variance(
     *,
     samples: Sequence[int],
     against_label: str,
-) -> dict[str, Any] | None:
+) -> RepeatVariance | None:
     """Repeat variance of one model: each sample scored against ``against``; the per-chunk
     extraction composites form the chunks × samples matrix of :func:`repeat_variance`."""
     columns = []
@@ -41,8 +41,13 @@ def sample_variance(
         return None
     chunk_ids = list(columns[0])
     matrix = np.array([[column.get(c, 0.0) for column in columns] for c in chunk_ids])
-    result = repeat_variance(matrix)
-    result["against"] = against_label
-    result["chunks"] = len(chunk_ids)
-    result["per_sample_mean"] = [float(v) for v in matrix.mean(axis=0)]
-    return result
+    figures = repeat_variance(matrix)
+    return RepeatVariance(
+        mean=figures["mean"],
+        chunk_sd_mean=figures["chunk_sd_mean"],
+        samples=figures["samples"],
+        sampling_share=figures["sampling_share"],
+        against=against_label,
+        chunks=len(chunk_ids),
+        per_sample_mean=[float(v) for v in matrix.mean(axis=0)],
+    )

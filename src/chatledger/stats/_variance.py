@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
 
-def repeat_variance(values: npt.ArrayLike) -> dict[str, Any]:
+class RepeatVarianceFigures(TypedDict):
+    """What :func:`repeat_variance` gives (``record.RepeatVariance`` keeps it in run.json)."""
+
+    mean: float
+    chunk_sd_mean: float
+    samples: int
+    sampling_share: float
+
+
+def repeat_variance(values: npt.ArrayLike) -> RepeatVarianceFigures:
     """``values`` is chunks × samples for one model and one score.
 
     Returns the mean, the mean per-chunk sd across samples, and the share of the total variance

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -77,18 +77,6 @@ class Sensitivity:
     n_draws: int
     concentration: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "models": self.models,
-            "configured_ranking": self.configured_ranking,
-            "kendall_tau_mean": self.tau_mean,
-            "kendall_tau_quantiles": self.tau_quantiles,
-            "p_same_ranking": self.p_same_ranking,
-            "swap_probability": self.swap_probability,
-            "n_draws": self.n_draws,
-            "concentration": self.concentration,
-        }
-
 
 def dirichlet_sensitivity(
     component_scores: FloatArray | Sequence[Sequence[float]],
@@ -136,20 +124,39 @@ def dirichlet_sensitivity(
     )
 
 
+class GridPoint(TypedDict):
+    """One weight vector of :func:`simplex_grid`: its ranking (model indices) and whether it
+    is the configured one."""
+
+    weights: dict[str, float]
+    ranking: list[int]
+    holds: bool
+
+
+class SimplexGrid(TypedDict):
+    """What :func:`simplex_grid` gives (``record.LayerSimplex`` keeps it, with model names)."""
+
+    layers: list[str]
+    step: float
+    configured_ranking: list[int]
+    points: list[GridPoint]
+    share_holding: float
+
+
 def simplex_grid(
     layer_scores: FloatArray | Sequence[Sequence[float]],
     layers: Sequence[str],
     configured: Sequence[float],
     *,
     step: float = 0.05,
-) -> dict[str, Any]:
+) -> SimplexGrid:
     """Every weight vector on a grid over the simplex of ``layers``, with its ranking and
     whether it equals the configured ranking (the region where the ranking holds)."""
     scores = np.asarray(layer_scores, dtype=np.float64)
     k = len(layers)
     n = round(1.0 / step)
     base_rank = ranking(scores @ np.asarray(configured, dtype=np.float64))
-    points: list[dict[str, Any]] = []
+    points: list[GridPoint] = []
     for combo in itertools.product(range(n + 1), repeat=k - 1):
         if sum(combo) > n:
             continue
