@@ -145,6 +145,18 @@ def _recorded(invalid: int, problem: str, **counts: Any) -> Callable[[Outcome, P
     return check
 
 
+def _reported_once(problem: str) -> Callable[[Outcome, Path], None]:
+    """The line is the one problem of the file: not named again as an unknown chunk (its id
+    is not UTF-8 either), and its chunk is missing."""
+
+    def check(result: Outcome, work: Path) -> None:
+        report = json.loads(result.out)
+        assert report["problems"] == [problem]
+        assert (report["invalid"], report["missing"]) == (0, 1)
+
+    return check
+
+
 def _long_chunk(work: Path) -> None:
     messages = [{"id": f"m-{i}", "speaker": "Ana", "text": f"note {i}"} for i in range(2001)]
     chunk = {"chunk_id": "long", "participants": ["Ana"], "messages": messages}
@@ -271,6 +283,20 @@ CASES: dict[str, Case] = {
         0,
         setup=_challenger(b'{"chunk_id": "ex-1", "extraction": {"summary": "\xff\xfe"}}\n'),
         check=_recorded(1, "challenger.jsonl:1: not UTF-8 (byte 0xff"),
+    ),
+    "the chunks file given as the extractions": Case(
+        ("pipeline", "--extractions", "chunks.jsonl", "--chunks", "chunks.jsonl"),
+        2,
+        (
+            "chunks.jsonl:1: a chunk line (messages, no extraction) where an extraction line is "
+            'expected ({"chunk_id", "model", "extraction", "usage"}): is this the chunks file?',
+        ),
+    ),
+    "invalid UTF-8 in an extraction's chunk id": Case(
+        SCORE_JSON,
+        0,
+        setup=_challenger(b'{"chunk_id": "ex-1\xe9", "extraction": {"summary": "x"}}\n'),
+        check=_reported_once("challenger.jsonl:1: not UTF-8 (byte 0xe9 at byte 19)"),
     ),
     "a UTF-8 BOM in an extraction file": Case(
         SCORE_JSON,

@@ -231,6 +231,10 @@ def _parse_line(
         if data is None:  # not JSON at all: the chunk id can only come from the raw text
             sample = _sample_of(None, json_line.text)
             chunk_id = _recover_chunk_id(json_line.text)
+            if chunk_id is not None and "\ufffd" in chunk_id:
+                # Bytes of the id itself are not UTF-8 (replaced): no chunk has that id, so
+                # naming it would report the line a second time, as an unknown chunk.
+                chunk_id = None
             return invalid(chunk_id, "", json_line.field, json_line.error)
         if not isinstance(data, dict):  # a list or a scalar: no chunk to attribute it to
             return invalid(None, "", json_line.field, json_line.error)
@@ -256,6 +260,15 @@ def _parse_line(
     except ValidationError as exc:
         usage_error = exc
     if "extraction" not in data:
+        if isinstance(data.get("messages"), list):
+            # A chunk, not a model's answer: the chunks file given where extractions go. Every
+            # line would be an empty extraction, and the scores a silent 0.
+            raise InputError(
+                "a chunk line (messages, no extraction) where an extraction line is expected "
+                '({"chunk_id", "model", "extraction", "usage"}): is this the chunks file?',
+                path=path,
+                line=line,
+            )
         return invalid(chunk_id, model, "extraction", "missing")
     raw = data["extraction"]
     if raw is None and isinstance(data.get("error"), str):
