@@ -506,7 +506,7 @@ def score_group(group: BatchGroup) -> list[dict[str, bytes]]:
     smaller than live)."""
     global _needed_files
     _needed_files = max(_needed_files, 2 + len(group.units))
-    shared: dict[str, Any] = {}
+    shared = GroupInputs()
     parts = []
     for unit in group.units:
         result = score_batch(unit, shared)
@@ -525,19 +525,31 @@ def score_group(group: BatchGroup) -> list[dict[str, bytes]]:
     return parts
 
 
-def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchResult:
+@dataclass
+class GroupInputs:
+    """What the models of a :class:`BatchGroup` share (the same chunks, the same reference):
+    the batch's chunks, the reference's records and its downstream outputs, made by the
+    group's first model."""
+
+    chunks: list[Chunk] | None = None
+    reference: RecordMap | None = None
+    reference_outputs: dict[str, ConsumerOutputs] | None = None  # built by the first model
+
+
+def score_batch(unit: BatchUnit, shared: GroupInputs | None = None) -> BatchResult:
     """One model on one batch; ``shared`` carries the reference side between the models of a
-    :class:`BatchGroup` (the same chunks, the same reference)."""
-    shared = {} if shared is None else shared
+    :class:`BatchGroup`."""
+    shared = GroupInputs() if shared is None else shared
     run = unit.run
-    if "chunks" not in shared:
+    if shared.chunks is None or shared.reference is None:
         # The same chunks for every model of a group: parsed once, with the reference's lines.
-        shared["chunks"] = read_indexed_chunks(_chunk_lines(run.chunks_path), unit.positions)
-        ids = [c.chunk_id for c in shared["chunks"]]
-        shared["reference"] = read_indexed_records(_record_lines(run.reference_path), ids)
-    chunks: list[Chunk] = shared["chunks"]
+        shared.chunks = read_indexed_chunks(_chunk_lines(run.chunks_path), unit.positions)
+        shared.reference = read_indexed_records(
+            _record_lines(run.reference_path), [c.chunk_id for c in shared.chunks]
+        )
+    chunks = shared.chunks
     ids = [c.chunk_id for c in chunks]
-    ref: RecordMap = shared["reference"]
+    ref = shared.reference
     chal = read_indexed_records(_record_lines(unit.path), ids)
     result = BatchResult(unit.positions)
     if "extraction" in unit.layers:
@@ -572,11 +584,11 @@ def score_batch(unit: BatchUnit, shared: dict[str, Any] | None = None) -> BatchR
             result.verdicts[name] = [VerdictDigest.of(v) if v is not None else None for v in found]
     if "downstream" in unit.layers:
         weights = run.weights()
-        if "reference_outputs" not in shared:
+        if shared.reference_outputs is None:
             # Coverage is the whole reference's (every batch runs the same consumers).
-            shared["reference_outputs"] = build_outputs(chunks, ref, run.covered, weights)
+            shared.reference_outputs = build_outputs(chunks, ref, run.covered, weights)
         result.covered = run.covered
-        result.reference_outputs = shared["reference_outputs"]
+        result.reference_outputs = shared.reference_outputs
         result.challenger_outputs = build_outputs(chunks, chal, result.covered, weights)
         for conv, ref_outputs in result.reference_outputs.items():
             compared = compare_outputs(
