@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from chatledger.cli._app import main
@@ -29,7 +30,7 @@ from chatledger.downstream import (
     skipped_consumers,
 )
 from chatledger.runs import execute_run, load_run_config
-from chatledger.runs._stages import STAGE_VERSION, StageOutput, StageStore
+from chatledger.runs._stages import PER_CHUNK, STAGE_VERSION, StageOutput, StageStore
 from conftest import bundled_partial_gold
 
 DATA = Path(str(resources.files("chatledger") / "data"))
@@ -484,7 +485,7 @@ def test_run_over_casino_gold_names_the_skipped_consumers(tmp_path: Path) -> Non
     assert model.layers["downstream"] == drift
     # The stage keeps each conversation's counts (every CaSiNo dialogue is one conversation).
     stored = json.loads((out / "stages" / "rules" / "downstream.json").read_text())
-    assert stored["version"] == STAGE_VERSION == 5
+    assert stored["version"] == STAGE_VERSION == 6
     conversations = list(
         dict.fromkeys(c.conversation_id for c in read_chunks(CASINO / "chunks.jsonl"))
     )
@@ -563,7 +564,8 @@ def test_a_stage_of_version_1_is_recomputed(tmp_path: Path) -> None:
     store = StageStore(tmp_path)
     for version in (1, STAGE_VERSION):
         output = StageOutput(version=version, stage="downstream", model="m", key="k")
-        store.save("m", output, [])
+        with store.writing("m", "downstream") as files:
+            files.finish(output, pa.table({PER_CHUNK: pa.array([], pa.float64())}))
         found = store.load("m", "downstream", "k")
         assert (found is not None) == (version == STAGE_VERSION)
 

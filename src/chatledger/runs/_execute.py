@@ -15,17 +15,23 @@
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import pickle
 import resource
+import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import ValidationError
 
 from chatledger.core import (
@@ -38,7 +44,7 @@ from chatledger.core import (
     prepare_output_dir,
 )
 from chatledger.corpus import index_extraction_lines, iter_chunks, read_indexed_records
-from chatledger.judge import Graded
+from chatledger.judge import SCORE_NAMES, Graded, aggregate_chunk, panel_agreement
 from chatledger.providers import ProviderHub
 from chatledger.record import (
     CalibrationBin,
@@ -61,9 +67,10 @@ from chatledger.runs._executors import (
 )
 from chatledger.runs._judge_audit import PanelAudit, audit_panel
 from chatledger.runs._judging import (
-    aggregate_verdicts,
-    judge_rows,
-    judgement_lines_of_texts,
+    JudgeLayerResult,
+    chunk_lines,
+    judge_run_rows,
+    line_head,
     verdict_text,
 )
 from chatledger.runs._lifetime import interrupts_recorded, raise_if_interrupted
@@ -76,19 +83,25 @@ from chatledger.runs._models import (
 from chatledger.runs._panel import build_judges, judge_entry
 from chatledger.runs._record import build_record
 from chatledger.runs._results import ModelSummary, RunResult, layer_weights_used, overall_of
-from chatledger.runs._rows import downstream_rows, extraction_rows
+from chatledger.runs._rows import chunk_rows, downstream_rows, extraction_run_rows
 from chatledger.runs._series import build_series
 from chatledger.runs._stages import (
+    PER_CHUNK,
+    ROW_GROUP_ROWS,
     ConsumerSummary,
     DownstreamSummary,
     ScoreSummary,
     StageOutput,
     StageStore,
+    StageWriter,
+    field_column,
+    read_stage_rows,
     safe_file_name,
     stage_key,
+    stat_column,
 )
-from chatledger.runs._stats import ModelSeries, compute_run_stats, stats_rows
-from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter
+from chatledger.runs._stats import JUDGE_COLUMNS, ModelSeries, compute_run_stats, stats_rows
+from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter, rows_table
 from chatledger.runs._units import (
     BatchGroup,
     BatchResult,
@@ -106,11 +119,13 @@ from chatledger.scoring import (
     NO_EVENTS,
     ScoreReport,
     ScoringConfig,
-    aggregate_of,
     chunk_statistics,
     statistic_names,
-    summarise_chunks,
 )
+from chatledger.scoring._run import FieldTotals
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 ProgressCallback = Callable[[str, int, int], None]
 LAYER_STAGES = ("extraction", "judge", "downstream")
@@ -121,6 +136,7 @@ MIN_BATCH_CHUNKS = 25
 # And at most this many: what a unit holds while it computes grows with its batch, and past a
 # few hundred chunks a larger batch saves nothing (issue 34: 2,500-chunk batches at 10k).
 MAX_BATCH_CHUNKS = 200
+LINES_AT_ONCE = 4096  # judgement lines written to the stage's file at once
 
 
 def execute_run(
@@ -177,7 +193,7 @@ class _ModelPlan:
     path: Path
     facts: ModelFacts
     keys: dict[str, str] = field(default_factory=dict)  # layer → stage key
-    reused: dict[str, tuple[StageOutput, list[Row]]] = field(default_factory=dict)
+    reused: dict[str, StageOutput] = field(default_factory=dict)
 
     @property
     def file_key(self) -> str:
@@ -330,7 +346,7 @@ class _Run:
             raise_if_interrupted()  # a Ctrl-C swallowed in a gc callback (runs._lifetime)
             for unit, parts in zip(group_units.units, pickled, strict=True):
                 for layer, blob in parts.items():
-                    by_model.add(unit.name, layer, blob)
+                    by_model.add(unit.name, layer, unit.positions, blob)
         raise_if_interrupted()
         compute_s = time.perf_counter() - t0
         # Wall time of the units on the executor (the part more workers can shorten).
@@ -339,7 +355,7 @@ class _Run:
 
         store = StageStore(self.out_dir)
         models: list[ModelSummary] = []
-        series: list[ModelSeries] = []
+        series: list[_SeriesFiles] = []
         variance: dict[str, RepeatVariance] = {}
         if reference_facts.variance is not None:
             variance[reference_name] = reference_facts.variance
@@ -351,9 +367,13 @@ class _Run:
         ):
             downstream = DownstreamWriter(downstream_file, reference_name)
             for done, plan in enumerate(plans, start=1):
+                # Each stage is assembled from the spool in chunk order, its rows, lines and
+                # per-chunk values written to its files in stages/ as it goes; the outputs
+                # below are read back from those files (issue 34).
                 outputs = self._assemble(
                     plan,
                     by_model,
+                    store,
                     index,
                     scoring,
                     spec,
@@ -361,34 +381,61 @@ class _Run:
                     n_units,
                     compute_s,
                 )
-                for layer in LAYER_STAGES:
-                    if layer in outputs and layer not in plan.reused:
-                        store.save(plan.file_key, *outputs[layer])
-                summary, rows, model_series = self._summarise(plan, outputs, weights_used, index)
-                for line in outputs["judge"][0].lines if "judge" in outputs else []:
-                    judgements.write(line)
-                writer.write(rows)
+                summary, overall_row, model_series = self._summarise(
+                    plan, outputs, weights_used, index
+                )
+                if "judge" in outputs:
+                    with store.lines_path(plan.file_key, "judge").open(encoding="utf-8") as lines:
+                        shutil.copyfileobj(lines, judgements)
+                writer.write_model(
+                    [
+                        *(
+                            batch
+                            for layer in ("extraction", "downstream", "judge")
+                            if layer in outputs
+                            for batch in read_stage_rows(
+                                store.rows_path(plan.file_key, STAGE_OF_LAYER[layer])
+                            )
+                        ),
+                        rows_table([overall_row]),
+                    ]
+                )
                 models.append(summary)
-                series.append(model_series)
+                series.append(
+                    _SeriesFiles(
+                        model_series,
+                        outputs["extraction"].field_order if "extraction" in outputs else [],
+                        store.chunks_path(plan.file_key, "score")
+                        if "extraction" in outputs
+                        else None,
+                        store.chunks_path(plan.file_key, "judge") if "judge" in outputs else None,
+                    )
+                )
                 if "downstream" in outputs:
-                    down = outputs["downstream"][0].downstream
+                    down = outputs["downstream"].downstream
                     if down is not None:
                         downstream.add(plan.name, down.model_dump(mode="json"))
+                del outputs
                 if plan.facts.variance is not None:
                     variance[plan.name] = plan.facts.variance
                 if self.on_progress:
                     self.on_progress(f"{plan.name}: {', '.join(config.layers)}", done, len(plans))
             by_model.close()
             t0 = time.perf_counter()
+            # The per-chunk statistics of every model, read back from the stages' files into
+            # the one matrix the statistics resample (each model's series are views of it).
+            chunk_matrix = _load_series(series, n_chunks)
             stats = compute_run_stats(
-                series,
+                [s.series for s in series],
                 weights_used,
                 scoring.weights,
                 config.stats,
                 config.seed,
                 chunk_conversations=index.conversations,
                 all_fields=scoring.fields,
+                chunk_matrix=chunk_matrix,
             )
+            del chunk_matrix
             if variance and stats is not None:
                 stats.repeat_variance = variance
             self.timings["stats_s"] = time.perf_counter() - t0
@@ -562,39 +609,39 @@ class _Run:
         self,
         plan: _ModelPlan,
         spool: _BatchSpool,
+        store: StageStore,
         index: ChunkIndex,
         scoring: ScoringConfig,
         spec: RunSpec,
         model_judges: Sequence[Any],
         n_units: int,
         compute_s: float,
-    ) -> dict[str, tuple[StageOutput, list[Row]]]:
+    ) -> dict[str, StageOutput]:
         """Each layer's stage output of one model: reused, or assembled from its batches (read
-        back from the spool one layer at a time)."""
-        out: dict[str, tuple[StageOutput, list[Row]]] = {}
-        position = {cid: i for i, cid in enumerate(index.chunk_ids)}
+        back from the spool in chunk order, one batch at a time) into its stage files."""
+        out: dict[str, StageOutput] = {}
         for layer in self.config.layers:
             stage = STAGE_OF_LAYER[layer]
             if layer in plan.reused:
-                output, rows = plan.reused[layer]
+                output = plan.reused[layer]
                 self.stage_records.append(
                     StageRecord(stage=stage, model=plan.name, key=output.key, reused=True)
                 )
-                out[layer] = (output, rows)
+                out[layer] = output
                 continue
             t0 = time.perf_counter()
-            results = spool.take(plan.name, layer)
-            if layer == "extraction":
-                out[layer] = self._score_stage(plan, results, index, position, scoring, spec)
-            elif layer == "judge":
-                out[layer] = self._judge_stage(plan, results, index, position, model_judges)
-            else:
-                out[layer] = self._downstream_stage(plan, results, index)
-            seconds = time.perf_counter() - t0
-            # The units computed every layer of a batch at once: their time is shared out.
-            share = compute_s / max(1, n_units) * len(results) / len(self.config.layers)
-            out[layer][0].seconds = seconds + share
-            out[layer][0].units = len(results)
+            with store.writing(plan.file_key, stage) as files:
+                if layer == "extraction":
+                    output, per_chunk = self._score_stage(plan, spool, index, scoring, spec, files)
+                elif layer == "judge":
+                    output, per_chunk = self._judge_stage(plan, spool, index, model_judges, files)
+                else:
+                    output, per_chunk = self._downstream_stage(plan, spool, index, files)
+                seconds = time.perf_counter() - t0
+                # The units computed every layer of a batch at once: their time is shared out.
+                share = compute_s / max(1, n_units) * output.units / len(self.config.layers)
+                output.seconds = seconds + share
+                files.finish(output, per_chunk)
             self.timings[f"{layer}_s"] += seconds + share
             self.stage_records.append(
                 StageRecord(
@@ -602,30 +649,71 @@ class _Run:
                     model=plan.name,
                     key=plan.keys[layer],
                     seconds=seconds + share,
-                    units=len(results),
+                    units=output.units,
                 )
             )
+            out[layer] = output
         return out
 
     def _score_stage(
         self,
         plan: _ModelPlan,
-        results: list[BatchResult],
+        spool: _BatchSpool,
         index: ChunkIndex,
-        position: dict[str, int],
         scoring: ScoringConfig,
         spec: RunSpec,
-    ) -> tuple[StageOutput, list[Row]]:
-        chunk_results = {}
+        files: StageWriter,
+    ) -> tuple[StageOutput, pa.Table]:
+        """Layer 1 of one model, chunk by chunk in run order: the sums behind the run-level
+        figures (scoring.FieldTotals, the same left-to-right sums as over a list of every
+        chunk), each chunk's rows to the stage's row file, its values to arrays."""
+        import pyarrow as pa
+
+        n_chunks = len(index.chunk_ids)
+        weights = scoring.weights
+        totals = FieldTotals()
         excluded: list[str] = []
         id_problems: list[tuple[int, list[Problem]]] = []
-        for batch in results:
-            chunk_results.update(batch.chunk_results)
-            excluded += batch.excluded
-            id_problems.append((min(batch.positions), batch.id_problems))
-        ordered = [chunk_results[c] for c in index.chunk_ids if c in chunk_results]
-        summaries, composite = summarise_chunks(ordered, scoring)
-        aggregate = aggregate_of(ordered, scoring)
+        per_chunk = np.zeros(n_chunks)
+        scored = np.zeros(n_chunks, dtype=bool)
+        values: dict[str, npt.NDArray[np.float64]] = {}
+        has_value: dict[str, npt.NDArray[np.bool_]] = {}
+        field_stats: dict[str, npt.NDArray[np.float64]] = {}
+        counted = [0, 0, 0]  # chunks, invalid, missing
+        partial = False
+        units = 0
+        rows: list[Row] = []
+        for i, batch, first, _ in spool.in_order(plan.name, "extraction"):
+            if first:
+                units += 1
+                excluded += batch.excluded
+                id_problems.append((min(batch.positions), batch.id_problems))
+            chunk = batch.chunk_results.get(index.chunk_ids[i])
+            if chunk is None:
+                continue
+            ok = chunk.status is RecordStatus.OK
+            totals.add(chunk.status, chunk.fields, chunk.partial)
+            partial |= chunk.partial
+            counted[0] += 1
+            counted[1] += chunk.status is RecordStatus.INVALID
+            counted[2] += chunk.status is RecordStatus.MISSING
+            for name, score in chunk.fields.items():
+                if name not in field_stats:
+                    width = len(statistic_names(name))
+                    field_stats[name] = np.zeros((n_chunks, width))
+                    values[name] = np.zeros(n_chunks)
+                    has_value[name] = np.zeros(n_chunks, dtype=bool)
+                values[name][i] = score.score
+                has_value[name][i] = True
+                field_stats[name][i] = chunk_statistics(name, score, ok)
+            per_chunk[i] = chunk_rows(plan.name, chunk, weights, rows)
+            scored[i] = True
+            if len(rows) >= ROW_GROUP_ROWS:
+                files.rows(rows)
+                rows = []
+        summaries, composite = totals.summaries(scoring)
+        aggregate = totals.aggregate(scoring)
+        position = {cid: i for i, cid in enumerate(index.chunk_ids)}
         id_list = [p for _, problems in sorted(id_problems, key=lambda x: x[0]) for p in problems]
         report = ScoreReport(
             schema_version=scoring.schema_version,
@@ -634,45 +722,35 @@ class _Run:
             challenger_model=plan.name,
             fields=summaries,
             extraction_composite=composite,
-            chunks=ordered,
+            chunks=[],
             problems=[*plan.facts.file_problems, *plan.facts.unknown_problems, *id_list],
             excluded_chunks=sorted(excluded, key=position.__getitem__),
             unknown_chunks=plan.facts.unknown_chunks,
             unknown_message_ids=len(id_list),
             aggregate=aggregate,
+            counted=(counted[0], counted[1], counted[2]),
         )
-        rows = extraction_rows(plan.name, report)
-        weights = {name: s.weight for name, s in summaries.items()}
-        n_chunks = len(index.chunk_ids)
-        per_chunk: list[float | None] = [None] * n_chunks
-        fields: dict[str, list[float | None]] = {}
-        field_stats: dict[str, list[list[float]]] = {}
-        for chunk in ordered:
-            i = position[chunk.chunk_id]
-            total = 0.0
-            ok = chunk.status is RecordStatus.OK
-            for name, score in chunk.fields.items():
-                fields.setdefault(name, [None] * n_chunks)[i] = score.score
-                if name not in field_stats:
-                    width = len(statistic_names(name))
-                    field_stats[name] = [[0.0] * width for _ in range(n_chunks)]
-                field_stats[name][i] = chunk_statistics(name, score, ok)
-                total += weights[name] * score.score
-            per_chunk[i] = total
+        del position
+        files.rows([*rows, *extraction_run_rows(plan.name, report)])
+        columns: dict[str, pa.Array] = {PER_CHUNK: pa.array(per_chunk, mask=~scored)}
+        for name in field_stats:
+            columns[field_column(name)] = pa.array(values[name], mask=~has_value[name])
+        for name, matrix in field_stats.items():
+            for j in range(matrix.shape[1]):
+                columns[stat_column(name, j)] = pa.array(matrix[:, j])
         confidence = summaries.get("confidence")
         output = StageOutput(
             stage="score",
             model=plan.name,
             key=plan.keys["extraction"],
             layer_score=composite,
-            per_chunk=per_chunk,
-            fields_per_chunk=fields,
-            field_stats=field_stats,
             aggregate=aggregate,
+            field_order=list(field_stats),
+            units=units,
             score=ScoreSummary(
                 fields={k: s.score for k, s in summaries.items()},
                 field_counts={k: FieldCounts(**s.counts()) for k, s in summaries.items()},
-                partial_reference=any(r.partial for r in ordered),
+                partial_reference=partial,
                 components={k: dict(s.components) for k, s in summaries.items()},
                 calibration=[
                     CalibrationBin(**b)
@@ -684,61 +762,148 @@ class _Run:
                 problems=[str(p) for p in report.problems],
             ),
         )
-        return output, rows
+        return output, pa.table(columns)
 
     def _judge_stage(
         self,
         plan: _ModelPlan,
-        results: list[BatchResult],
+        spool: _BatchSpool,
         index: ChunkIndex,
-        position: dict[str, int],
         model_judges: Sequence[Any],
-    ) -> tuple[StageOutput, list[Row]]:
-        usable: list[str] = []
-        verdicts: dict[str, dict[str, Graded | None]] = {}
-        texts: dict[str, dict[str, str | None]] = {}
-        for batch in results:
-            usable += batch.usable
-            for name, found in batch.verdicts.items():
-                verdicts.setdefault(name, {}).update(zip(batch.usable, found, strict=True))
-            for name, written in batch.verdict_texts.items():
-                texts.setdefault(name, {}).update(zip(batch.usable, written, strict=True))
-        usable.sort(key=position.__getitem__)
+        files: StageWriter,
+    ) -> tuple[StageOutput, pa.Table]:
+        """Layer 2 of one model, chunk by chunk in run order (what aggregate_verdicts,
+        judge_rows and judgement_lines_of_texts compute over every chunk at once): each chunk's
+        lines and rows go to the stage's files as it is judged."""
+        import pyarrow as pa
+
+        n_chunks = len(index.chunk_ids)
+        model_verdicts: dict[str, dict[str, Graded | None]] = {}
+        model_texts: dict[str, dict[str, str | None]] = {}
         if model_judges:
-            # Model judges call through the run's one hub (rate limits, cache, budget), here.
+            # Model judges call through the run's one hub (rate limits, cache, budget), here,
+            # on every usable chunk at once (as judge_many batches them).
+            found: list[str] = []
+            for _, batch, first, _ in spool.in_order(plan.name, "judge", keep=True):
+                if first:
+                    found += batch.usable
+            position = {cid: i for i, cid in enumerate(index.chunk_ids)}
+            found.sort(key=position.__getitem__)
+            del position
             chunks = worker_chunks(str(self.loaded.chunks))
             records = worker_extractions(str(plan.path)).records
             by_id = {c.chunk_id: c for c in chunks}
-            pairs = [(by_id[c], records[c].extraction) for c in usable]
+            pairs = [(by_id[c], records[c].extraction) for c in found]
             for judge in model_judges:
-                graded = judge.judge_many(pairs)
-                verdicts[judge.name] = dict(zip(usable, graded, strict=True))
-                texts[judge.name] = dict(zip(usable, map(verdict_text, graded), strict=True))
-        names = [j.name for j in self.config.judges]
-        names = [n for n in names if n in verdicts]
-        # In the panel's order (the agreement statistics name judges in it), usable chunks only.
-        verdicts = {name: {c: verdicts[name][c] for c in usable} for name in names}
-        judged = aggregate_verdicts(names, index.chunk_ids, usable, verdicts)
-        rows = judge_rows(plan.name, index.chunk_ids, judged)
-        composites = {j.chunk_id: j.composite for j in judged.chunks}
-        # 0 for an unusable extraction (as on layer 1), None for a chunk no judge scored.
-        per_chunk = [composites.get(c, 0.0) for c in index.chunk_ids]
+                verdicts = judge.judge_many(pairs)
+                model_verdicts[judge.name] = dict(zip(found, verdicts, strict=True))
+                model_texts[judge.name] = dict(zip(found, map(verdict_text, verdicts), strict=True))
+            del chunks, records, by_id, pairs
+        offline: set[str] = set()  # the offline judges: every batch has their verdicts
+        names: list[str] | None = None
+        head = line_head(plan.name)
+        per_chunk = np.zeros(n_chunks)
+        scored_chunk = np.ones(n_chunks, dtype=bool)
+        values = array("d")  # each chunk's composite, 0 for an unusable extraction
+        usable: list[str] = []
+        unscored: dict[str, int] = {}
+        per_judge: dict[str, array[float]] = {}
+        labels: Counter[str] = Counter()
+        panel: dict[str, dict[str, Graded | None]] = {}  # every verdict: > 1 judge only
+        rows: list[Row] = []
+        lines: list[str] = []
+        units = 0
+        in_batch: dict[int, dict[str, int]] = {}
+        for i, batch, first, last in spool.in_order(plan.name, "judge"):
+            if first:
+                units += 1
+                in_batch[id(batch)] = {cid: k for k, cid in enumerate(batch.usable)}
+                if names is None:
+                    offline = set(batch.verdicts)
+            chunk_id = index.chunk_ids[i]
+            k = (in_batch.pop(id(batch)) if last else in_batch[id(batch)]).get(chunk_id)
+            if names is None:
+                names = self._judge_names(offline, model_verdicts)
+                unscored = dict.fromkeys(names, 0)
+                per_judge = {name: array("d") for name in names}
+                panel = {name: {} for name in names} if len(names) > 1 else {}
+            if k is None:  # nothing to judge: 0, as on layer 1
+                values.append(0.0)
+                rows.append((plan.name, chunk_id, "judge", "composite", "score", 0.0))
+                continue
+            usable.append(chunk_id)
+            graded: list[Graded | None] = []
+            texts: list[str | None] = []
+            for name in names:
+                if name in model_verdicts:
+                    graded.append(model_verdicts[name][chunk_id])
+                    texts.append(model_texts[name][chunk_id])
+                else:
+                    graded.append(batch.verdicts[name][k])
+                    texts.append(batch.verdict_texts[name][k])
+            chunk_lines(head, chunk_id, names, texts, lines)
+            for name, verdict in zip(names, graded, strict=True):
+                if verdict is None:
+                    unscored[name] += 1
+                else:
+                    per_judge[name].append(verdict.composite)
+                if panel:
+                    panel[name][chunk_id] = verdict
+            judged = aggregate_chunk(chunk_id, graded)
+            labels.update(judged.labels.values())
+            if judged.scores is None or judged.composite is None:
+                scored_chunk[i] = False  # unscored: no row, so it cannot be mistaken for a 0
+            else:
+                values.append(judged.composite)
+                per_chunk[i] = judged.composite
+                for name in SCORE_NAMES:
+                    rows.append((plan.name, chunk_id, "judge", name, "score", judged.scores[name]))
+                rows.append((plan.name, chunk_id, "judge", "composite", "score", judged.composite))
+            if len(lines) >= LINES_AT_ONCE:
+                files.lines(lines)
+                lines = []
+            if len(rows) >= ROW_GROUP_ROWS:
+                files.rows(rows)
+                rows = []
+        files.lines(lines)
+        if names is None:  # no batch: no chunk
+            names = self._judge_names(set(), model_verdicts)
+            unscored = dict.fromkeys(names, 0)
+            per_judge = {name: array("d") for name in names}
+        result = JudgeLayerResult(
+            composite=sum(values) / len(values) if values else 0.0,
+            chunks=[],
+            unscored=unscored,
+            unusable_chunks=n_chunks - len(usable),
+            per_judge={n: sum(v) / len(v) if v else 0.0 for n, v in per_judge.items()},
+            label_counts=dict(sorted(labels.items())),
+            agreement=panel_agreement(panel, usable) if len(names) > 1 else {},
+        )
+        files.rows([*rows, *judge_run_rows(plan.name, result)])
         output = StageOutput(
             stage="judge",
             model=plan.name,
             key=plan.keys["judge"],
-            layer_score=judged.composite,
-            per_chunk=per_chunk,
-            judge=JudgeSummary(**judged.to_dict()),
-            lines=judgement_lines_of_texts(plan.name, names, usable, texts),
+            layer_score=result.composite,
+            judge=JudgeSummary(**result.to_dict()),
+            units=units,
         )
-        return output, rows
+        # 0 for an unusable extraction (as on layer 1), None for a chunk no judge scored.
+        return output, pa.table({PER_CHUNK: pa.array(per_chunk, mask=~scored_chunk)})
+
+    def _judge_names(self, offline: set[str], model_verdicts: Mapping[str, object]) -> list[str]:
+        """The judges with verdicts, in the panel's order (the agreement statistics name
+        judges in it)."""
+        return [j.name for j in self.config.judges if j.name in offline or j.name in model_verdicts]
 
     def _downstream_stage(
-        self, plan: _ModelPlan, results: list[BatchResult], index: ChunkIndex
-    ) -> tuple[StageOutput, list[Row]]:
+        self, plan: _ModelPlan, spool: _BatchSpool, index: ChunkIndex, files: StageWriter
+    ) -> tuple[StageOutput, pa.Table]:
+        import pyarrow as pa
+
         from chatledger.downstream import compare_outputs, merge_outputs
 
+        results = spool.take(plan.name, "downstream")
         reference: dict[str, Any] = {}
         challenger: dict[str, Any] = {}
         agreement: dict[str, float | None] = {}
@@ -751,13 +916,16 @@ class _Run:
         # The whole reference's coverage, the same in every batch: consumers reading a field it
         # does not cover were skipped in each conversation and are skipped here.
         covered = results[0].covered if results else None
+        units = len(results)
+        del results
         report = compare_outputs(
             merge_outputs(reference),
             merge_outputs(challenger),
             self.config.weights.consumers,
             covered,
         )
-        rows = downstream_rows(plan.name, report)  # no composite row when there is none
+        del reference, challenger
+        files.rows(downstream_rows(plan.name, report))  # no composite row when there is none
         summary = DownstreamSummary(
             consumers={
                 name: ConsumerSummary(**c.to_dict()) for name, c in report.consumers.items()
@@ -772,23 +940,25 @@ class _Run:
             model=plan.name,
             key=plan.keys["downstream"],
             layer_score=report.downstream_composite,
-            per_chunk=[agreement[c] for c in index.conversations],
             downstream=summary,
             conversation_counts={c: counts[c] for c in dict.fromkeys(index.conversations)},
+            units=units,
         )
-        return output, rows
+        per_chunk = pa.array([agreement[c] for c in index.conversations], type=pa.float64())
+        return output, pa.table({PER_CHUNK: per_chunk})
 
     def _summarise(
         self,
         plan: _ModelPlan,
-        outputs: dict[str, tuple[StageOutput, list[Row]]],
+        outputs: dict[str, StageOutput],
         weights_used: dict[str, float],
         index: ChunkIndex,
-    ) -> tuple[ModelSummary, list[Row], ModelSeries]:
+    ) -> tuple[ModelSummary, Row, ModelSeries]:
+        """The model's summary, its overall row (after its stages' rows in the score table)
+        and its series for the statistics (per-chunk columns read later: _load_series)."""
         facts = plan.facts
         n = len(index.chunk_ids)
         layers: dict[str, float] = {}
-        rows: list[Row] = []
         fields: dict[str, float] = {}
         field_counts: dict[str, FieldCounts] = {}
         aggregate = "macro"
@@ -798,8 +968,7 @@ class _Run:
         invalid, missing = facts.invalid_count, facts.missing
         validity = (n - invalid - missing) / n if n else 0.0
         if "extraction" in outputs:
-            output, extraction = outputs["extraction"]
-            rows += extraction
+            output = outputs["extraction"]
             score = output.score
             if score is None or output.layer_score is None:
                 raise InputError(f"stage score of {plan.name}: no summary (a damaged stage file)")
@@ -814,8 +983,7 @@ class _Run:
         consumers_left_out: dict[str, str] = {}
         downstream_note: str | None = None
         if "downstream" in outputs:
-            output, down = outputs["downstream"]
-            rows += down
+            output = outputs["downstream"]
             if output.downstream is not None:
                 consumers_left_out = dict(output.downstream.left_out)
                 downstream_note = output.downstream.renormalisation
@@ -827,19 +995,22 @@ class _Run:
                 consumers = {k: c.agreement for k, c in output.downstream.consumers.items()}
         judge: JudgeSummary | None = None
         if "judge" in outputs:
-            output, judged = outputs["judge"]
-            rows += judged
+            output = outputs["judge"]
             judge = output.judge
             layers["judge"] = output.layer_score if output.layer_score is not None else 0.0
             if self.panel_audit.layer_reason is not None:
                 reasons["judge"] = self.panel_audit.layer_reason
+        # Layer 1's field statistics and the judge's (sum, count) are read back from the
+        # stages' per-chunk files when the statistics start (_load_series), all models at once.
         model_series = build_series(
             plan.name,
-            {layer: output for layer, (output, _) in outputs.items()},
+            {layer: output for layer, output in outputs.items() if layer == "downstream"},
             n_chunks=n,
             chunk_conversations=index.conversations,
             consumer_weights=self.config.weights.consumers,
         )
+        if "extraction" in outputs:
+            model_series.aggregate = "micro" if aggregate == "micro" else "macro"
         model_series.field_scores = dict(fields)
         model_series.layer_scores = dict(layers)
         combined = overall_of(layers, weights_used, reasons)
@@ -847,7 +1018,7 @@ class _Run:
         model_series.overall = overall
         model_series.overall_weights = dict(combined.weights)
         model_series.overall_left_out = dict(combined.left_out)
-        rows.append((plan.name, RUN_LEVEL, "overall", "composite", "score", overall))
+        overall_row = (plan.name, RUN_LEVEL, "overall", "composite", "score", overall)
         summary_out = ModelSummary(
             name=plan.name,
             file=str(plan.path),
@@ -873,7 +1044,7 @@ class _Run:
             consumers_left_out=consumers_left_out,
             downstream_renormalisation=downstream_note,
         )
-        return summary_out, rows, model_series
+        return summary_out, overall_row, model_series
 
     def _gold(self, reference_gold: ModelFacts | None, plans: list[_ModelPlan]) -> HumanGold | None:
         if reference_gold is None or reference_gold.gold is None or self.config.gold is None:
@@ -894,26 +1065,110 @@ class _BatchSpool:
 
     def __init__(self, out_dir: Path) -> None:
         self._file = tempfile.TemporaryFile(dir=out_dir)  # noqa: SIM115 - closed by close()
-        self._where: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        self._where: dict[tuple[str, str], list[tuple[tuple[int, ...], int, int]]] = {}
         self._end = 0
 
-    def add(self, name: str, layer: str, blob: bytes) -> None:
+    def add(self, name: str, layer: str, positions: Sequence[int], blob: bytes) -> None:
         self._file.seek(self._end)
         self._file.write(blob)
-        self._where.setdefault((name, layer), []).append((self._end, len(blob)))
+        place = (tuple(sorted(positions)), self._end, len(blob))
+        self._where.setdefault((name, layer), []).append(place)
         self._end += len(blob)
+
+    def _read(self, offset: int, size: int) -> BatchResult:
+        self._file.seek(offset)
+        result: BatchResult = pickle.loads(self._file.read(size))
+        return result
 
     def take(self, name: str, layer: str) -> list[BatchResult]:
         """One model's batch results for one layer (the fields its stage reads), in the order
         they were added; forgotten here."""
-        results: list[BatchResult] = []
-        for offset, size in self._where.pop((name, layer), []):
-            self._file.seek(offset)
-            results.append(pickle.loads(self._file.read(size)))
-        return results
+        return [self._read(o, n) for _, o, n in self._where.pop((name, layer), [])]
+
+    def in_order(
+        self, name: str, layer: str, *, keep: bool = False
+    ) -> Iterator[tuple[int, BatchResult, bool, bool]]:
+        """(chunk position, its batch's result, first and last position of that batch?) for
+        every chunk
+        of one model's batches for one layer, in run order. A batch is unpickled when its first
+        chunk comes and dropped after its last: batches of whole conversations in their order
+        of appearance hold consecutive chunks, so one is held at a time (more only while
+        conversations interleave). Forgotten here unless ``keep``."""
+        places = self._where.get((name, layer), [])
+        if not keep:
+            self._where.pop((name, layer), None)
+        order = sorted(range(len(places)), key=lambda b: places[b][0][0] if places[b][0] else -1)
+        waiting: list[tuple[int, int, int]] = []  # (position, batch, index in its positions)
+        held: dict[int, BatchResult] = {}
+        started = 0
+        while waiting or started < len(order):
+            if started < len(order) and (
+                not waiting or places[order[started]][0][0] < waiting[0][0]
+            ):
+                b = order[started]
+                started += 1
+                positions, offset, size = places[b]
+                if positions:
+                    held[b] = self._read(offset, size)
+                    heapq.heappush(waiting, (positions[0], b, 0))
+                continue
+            position, b, k = heapq.heappop(waiting)
+            result = held[b]
+            last = k + 1 == len(places[b][0])
+            yield position, result, k == 0, last
+            if not last:
+                heapq.heappush(waiting, (places[b][0][k + 1], b, k + 1))
+            else:
+                del held[b]
 
     def close(self) -> None:
         self._file.close()
+
+
+@dataclass
+class _SeriesFiles:
+    """A model's series for the statistics and where its per-chunk columns are."""
+
+    series: ModelSeries
+    fields: list[str]  # layer 1's fields, in the per-chunk file's order
+    score_chunks: Path | None
+    judge_chunks: Path | None
+
+
+def _load_series(models: Sequence[_SeriesFiles], n_chunks: int) -> npt.NDArray[np.float64]:
+    """Every model's layer-1 field statistics and judge (sum, count), read back from the
+    stages' per-chunk files column by column into one matrix (chunks × columns, in the order
+    ``compute_run_stats`` lays them out); each model's series get views of it, so the values
+    exist once (issue 34: every model's series were held, then copied side by side)."""
+    import pyarrow.parquet as pq
+
+    widths = []
+    for model in models:
+        widths += [len(statistic_names(f)) for f in model.fields if model.score_chunks]
+        widths += [len(JUDGE_COLUMNS)] if model.judge_chunks is not None else []
+    matrix = np.empty((n_chunks, sum(widths)))
+    at = 0
+    for model in models:
+        series = model.series
+        if model.score_chunks is not None:
+            with pq.ParquetFile(model.score_chunks) as stored:
+                for name in model.fields:
+                    width = len(statistic_names(name))
+                    names = [stat_column(name, j) for j in range(width)]
+                    table = stored.read(columns=names)
+                    for j in range(width):
+                        matrix[:, at + j] = table.column(j).to_numpy()
+                    series.field_stats[name] = matrix[:, at : at + width]
+                    at += width
+        if model.judge_chunks is not None:
+            column = pq.read_table(model.judge_chunks, columns=[PER_CHUNK]).column(0)
+            scored = column.is_valid().to_numpy(zero_copy_only=False)
+            values = column.fill_null(0.0).to_numpy()
+            matrix[:, at] = np.where(scored, values, 0.0)
+            matrix[:, at + 1] = scored.astype(np.float64)
+            series.judge = matrix[:, at : at + 2]
+            at += 2
+    return matrix
 
 
 def _str(path: Path | None) -> str | None:

@@ -100,18 +100,33 @@ def judgement_lines_of_texts(
 ) -> list[str]:
     """:func:`judgement_lines` from each verdict's text (:func:`verdict_text`): the same bytes
     as ``json.dumps`` of the whole line, which writes a nested object as it writes it alone."""
-    head = f"{{{json.dumps('model')}: {json.dumps(model, ensure_ascii=False)}, "
-    lines = []
+    head = line_head(model)
+    lines: list[str] = []
     for chunk_id in usable:
-        chunk = json.dumps(chunk_id, ensure_ascii=False)
-        for name in judge_names:
-            text = texts[name][chunk_id]
-            lines.append(
-                f'{head}"chunk_id": {chunk}, "judge": {json.dumps(name, ensure_ascii=False)}, '
-                f'"scored": {"true" if text is not None else "false"}, '
-                f'"verdict": {text if text is not None else "null"}}}\n'
-            )
+        chunk_lines(head, chunk_id, judge_names, [texts[n][chunk_id] for n in judge_names], lines)
     return lines
+
+
+def line_head(model: str) -> str:
+    """The start every ``judgements.jsonl`` line of ``model`` shares."""
+    return f"{{{json.dumps('model')}: {json.dumps(model, ensure_ascii=False)}, "
+
+
+def chunk_lines(
+    head: str,
+    chunk_id: str,
+    judge_names: Sequence[str],
+    texts: Sequence[str | None],
+    lines: list[str],
+) -> None:
+    """One chunk's lines (one per judge, ``texts`` in the judges' order), appended."""
+    chunk = json.dumps(chunk_id, ensure_ascii=False)
+    for name, text in zip(judge_names, texts, strict=True):
+        lines.append(
+            f'{head}"chunk_id": {chunk}, "judge": {json.dumps(name, ensure_ascii=False)}, '
+            f'"scored": {"true" if text is not None else "false"}, '
+            f'"verdict": {text if text is not None else "null"}}}\n'
+        )
 
 
 def aggregate_verdicts(
@@ -167,6 +182,12 @@ def judge_rows(model: str, chunk_ids: Sequence[str], result: JudgeLayerResult) -
         for name in SCORE_NAMES:
             rows.append((model, chunk_id, "judge", name, "score", judgement.scores[name]))
         rows.append((model, chunk_id, "judge", "composite", "score", judgement.composite))
+    return rows + judge_run_rows(model, result)
+
+
+def judge_run_rows(model: str, result: JudgeLayerResult) -> list[Row]:
+    """The run-level layer-2 rows (after every chunk's)."""
+    rows: list[Row] = []
     rows.append((model, RUN_LEVEL, "judge", "composite", "score", result.composite))
     for judge_name, value in result.per_judge.items():
         rows.append((model, RUN_LEVEL, "judge", "composite", f"judge:{judge_name}", value))

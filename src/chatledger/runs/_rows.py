@@ -2,25 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from chatledger.core import RecordStatus
 from chatledger.downstream import DownstreamReport
 from chatledger.runs._tables import RUN_LEVEL, Row
-from chatledger.scoring import ScoreReport
+from chatledger.scoring import ChunkResult, ScoreReport
 
 
 def extraction_rows(model: str, report: ScoreReport) -> list[Row]:
     rows: list[Row] = []
     weights = {name: s.weight for name, s in report.fields.items()}
     for chunk in report.chunks:
-        composite = 0.0
-        for name, score in chunk.fields.items():
-            rows.append((model, chunk.chunk_id, "extraction", name, "score", score.score))
-            for comp, value in score.components.items():
-                rows.append((model, chunk.chunk_id, "extraction", name, comp, float(value)))
-            composite += weights[name] * score.score
-        rows.append((model, chunk.chunk_id, "extraction", "composite", "score", composite))
-        valid = 1.0 if chunk.status is RecordStatus.OK else 0.0
-        rows.append((model, chunk.chunk_id, "extraction", "validity", "score", valid))
+        chunk_rows(model, chunk, weights, rows)
+    return rows + extraction_run_rows(model, report)
+
+
+def chunk_rows(
+    model: str, chunk: ChunkResult, weights: Mapping[str, float], rows: list[Row]
+) -> float:
+    """One chunk's layer-1 rows, appended to ``rows``; returns its composite (the fields'
+    weighted sum)."""
+    composite = 0.0
+    for name, score in chunk.fields.items():
+        rows.append((model, chunk.chunk_id, "extraction", name, "score", score.score))
+        for comp, value in score.components.items():
+            rows.append((model, chunk.chunk_id, "extraction", name, comp, float(value)))
+        composite += weights[name] * score.score
+    rows.append((model, chunk.chunk_id, "extraction", "composite", "score", composite))
+    valid = 1.0 if chunk.status is RecordStatus.OK else 0.0
+    rows.append((model, chunk.chunk_id, "extraction", "validity", "score", valid))
+    return composite
+
+
+def extraction_run_rows(model: str, report: ScoreReport) -> list[Row]:
+    """The run-level layer-1 rows (after every chunk's)."""
+    rows: list[Row] = []
     for name, summary in report.fields.items():
         rows.append((model, RUN_LEVEL, "extraction", name, "score", summary.score))
         for comp, value in summary.components.items():

@@ -217,10 +217,13 @@ def compute_run_stats(
     *,
     chunk_conversations: Sequence[str],
     all_fields: Sequence[str] | None = None,
+    chunk_matrix: FloatArray | None = None,
 ) -> RunStats | None:
     """All run statistics, as the record keeps them (None without models or chunks).
     ``chunk_conversations`` names the conversation of each chunk in run order (the units of
-    the cluster bootstrap)."""
+    the cluster bootstrap). ``chunk_matrix``: every model's field statistics and judge columns
+    already side by side, in the order laid out here (the series' arrays are views of it),
+    instead of a copy of them made here."""
     if not series or not chunk_conversations:
         return None
     fields_order = list(all_fields if all_fields is not None else field_weights)
@@ -236,7 +239,11 @@ def compute_run_stats(
             columns.add((model.name, "judge"), JUDGE_COLUMNS)
             chunk_blocks.append(model.judge)
     chunk_width = columns.width
-    chunk_matrix = np.hstack(chunk_blocks) if chunk_blocks else np.zeros((n_chunks, 0))
+    if chunk_matrix is None:
+        chunk_matrix = np.hstack(chunk_blocks) if chunk_blocks else np.zeros((n_chunks, 0))
+    elif chunk_matrix.shape != (n_chunks, chunk_width):
+        raise ValueError(f"chunk matrix {chunk_matrix.shape}, expected {(n_chunks, chunk_width)}")
+    del chunk_blocks
     conv_blocks = [_conversation_sums(chunk_matrix, chunk_conversations, conversations)]
     for model in series:
         for consumer, counts in (model.downstream or {}).items():

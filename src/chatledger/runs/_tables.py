@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -21,6 +21,9 @@ from chatledger.core import atomic_path
 if TYPE_CHECKING:
     import pyarrow as pa
 
+# The Parquet writer's largest row group (a larger table is written as several): a model's
+# rows given in parts are regrouped to these bounds, so the file has the same bytes.
+MAX_ROW_GROUP_ROWS = 1024 * 1024
 RUN_LEVEL = "__run__"  # chunk_id of rows that describe the whole run, not one chunk
 
 Row = tuple[str, str, str, str, str, float]
@@ -78,6 +81,35 @@ class ScoreTableWriter:
             return
         self._writer.write_table(rows_table(rows))
         self.rows_written += len(rows)
+
+    def write_model(self, parts: Iterable[pa.RecordBatch | pa.Table]) -> None:
+        """One model's rows, given as record batches (read back from its stages' files), as
+        the same row groups :meth:`write` of all of them at once makes: groups of
+        :data:`MAX_ROW_GROUP_ROWS` rows and the rest (the Parquet writer splits a table so).
+        At most one group's rows are held at a time."""
+        import pyarrow as pa
+
+        held: list[pa.Table] = []
+        count = 0
+        for part in parts:
+            table = part if isinstance(part, pa.Table) else pa.Table.from_batches([part])
+            while table.num_rows:
+                take = min(table.num_rows, MAX_ROW_GROUP_ROWS - count)
+                held.append(table.slice(0, take))
+                table = table.slice(take)
+                count += take
+                if count == MAX_ROW_GROUP_ROWS:
+                    self._write_group(held)
+                    held, count = [], 0
+        if count:
+            self._write_group(held)
+
+    def _write_group(self, tables: list[pa.Table]) -> None:
+        import pyarrow as pa
+
+        table = pa.concat_tables(tables)
+        self._writer.write_table(table)
+        self.rows_written += table.num_rows
 
     def close(self) -> None:
         """Finish the table and put it in place."""
