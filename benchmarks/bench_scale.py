@@ -14,12 +14,20 @@ Generated corpora (benchmarks/_synthetic.py: ``write_run_corpus``) of N chunks Ã
   (100 chunks by default) is run first for every executor, so the fixed cost of the interpreter,
   imports and workers cancels out.
 
-Ratios are against ``local`` in the same invocation. Run:
+Ratios are against ``local`` in the same invocation; each run also notes the 1-minute load
+average before and after it (wall time on a shared machine measures the others' load too).
+Run:
     python benchmarks/bench_scale.py                      # 1,000 and 10,000 chunks
     python benchmarks/bench_scale.py --sizes 1000         # the quick signal
-    python benchmarks/bench_scale.py --with-100k          # adds 100,000 (~9 GB at 10k's growth)
+    python benchmarks/bench_scale.py --with-100k          # adds 100,000 chunks
     python benchmarks/bench_scale.py --dask               # adds the dask LocalCluster
-Writes benchmarks/results/bench_scale.json (or --out).
+    # the speed comparison alone (a few minutes on 2 idle cores): 1,000 chunks, no baseline,
+    # local / processes:2 / dask interleaved three times, medians
+    python benchmarks/bench_scale.py --sizes 1000 --no-baseline --rounds 3 --dask \
+        --out bench_scale_speed.json
+``--corpora DIR`` keeps the generated corpora in DIR/<chunks>/ and reuses them (100,000 chunks
+take ~40 minutes to generate on a loaded machine). Writes benchmarks/results/bench_scale.json
+(or --out).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -38,7 +47,35 @@ from _synthetic import write_run_corpus
 
 def run_once(config: Path, out: Path, executor: str) -> dict[str, float]:
     cli = [sys.executable, "-m", "chatledger", "run", str(config), "--out", str(out)]
-    return measure([*cli, "--no-report", "--executor", executor])
+    load_before = os.getloadavg()[0]
+    entry = measure([*cli, "--no-report", "--executor", executor])
+    entry["load_before"] = round(load_before, 1)
+    entry["load_after"] = round(os.getloadavg()[0], 1)
+    return entry
+
+
+def median_entry(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """The median of each figure over the rounds (one round: itself), the rounds beside."""
+    if len(rounds) == 1:
+        return rounds[0]
+    keys = ("wall_s", "cpu_s", "peak_tree_mb", "load_before", "load_after")
+    entry: dict[str, float] = {k: round(statistics.median(r[k] for r in rounds), 2) for k in keys}
+    entry["processes"] = rounds[0]["processes"]
+    entry["rounds"] = rounds  # type: ignore[assignment]
+    return entry
+
+
+def corpus(root: Path, size: int) -> Path:
+    """The run config of a generated corpus of ``size`` chunks under ``root`` (made once)."""
+    folder = root / str(size)
+    config = folder / "run.yaml"
+    if config.is_file():
+        return config
+    folder.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    written = write_run_corpus(folder, size, f"scale-{size}")
+    print(f"generated {size} chunks in {time.perf_counter() - t0:.1f} s", flush=True)
+    return written
 
 
 def main() -> None:
@@ -49,6 +86,9 @@ def main() -> None:
     parser.add_argument("--dask", action="store_true", help="also the dask LocalCluster")
     parser.add_argument("--executors", nargs="+", default=["local", "processes:2"])
     parser.add_argument("--out", default="bench_scale.json", help="file in results/")
+    parser.add_argument("--corpora", type=Path, help="keep and reuse generated corpora here")
+    parser.add_argument("--no-baseline", action="store_true", help="no growth per chunk")
+    parser.add_argument("--rounds", type=int, default=1, help="interleaved repeats (medians)")
     args = parser.parse_args()
     sizes = sorted({*args.sizes, *([100_000] if args.with_100k else [])})
     executors = [*args.executors, *(["dask"] if args.dask else [])]
@@ -56,30 +96,40 @@ def main() -> None:
     results: dict[str, object] = {
         "cores": os.cpu_count(),
         "load_average_at_start": [round(x, 1) for x in load],
-        "baseline_chunks": args.baseline,
+        "baseline_chunks": None if args.no_baseline else args.baseline,
+        "rounds": args.rounds,
     }
     with tempfile.TemporaryDirectory() as tmp:
-        configs = {}
-        for size in [args.baseline, *sizes]:
-            folder = Path(tmp) / str(size)
-            folder.mkdir()
-            t0 = time.perf_counter()
-            configs[size] = write_run_corpus(folder, size, f"scale-{size}")
-            print(f"generated {size} chunks in {time.perf_counter() - t0:.1f} s", flush=True)
-        base = {
-            executor: run_once(configs[args.baseline], Path(tmp) / f"base-{i}", executor)
-            for i, executor in enumerate(executors)
+        root = args.corpora if args.corpora is not None else Path(tmp) / "corpora"
+        configs = {
+            size: corpus(root, size)
+            for size in [*([] if args.no_baseline else [args.baseline]), *sizes]
         }
-        print("baseline", json.dumps(base), flush=True)
-        results["baseline"] = base
+        base: dict[str, dict[str, float]] = {}
+        if not args.no_baseline:
+            base = {
+                executor: run_once(configs[args.baseline], Path(tmp) / f"base-{i}", executor)
+                for i, executor in enumerate(executors)
+            }
+            print("baseline", json.dumps(base), flush=True)
+            results["baseline"] = base
         for size in sizes:
+            rounds: dict[str, list[dict[str, float]]] = {e: [] for e in executors}
+            for r in range(args.rounds):
+                for i, executor in enumerate(executors):
+                    out = Path(tmp) / f"out-{size}-{i}-{r}"
+                    entry = run_once(configs[size], out, executor)
+                    rounds[executor].append(entry)
+                    print(size, executor, json.dumps(entry), flush=True)
             by_executor: dict[str, dict[str, float]] = {}
-            for i, executor in enumerate(executors):
-                entry = run_once(configs[size], Path(tmp) / f"out-{size}-{i}", executor)
-                growth_mb = entry["peak_tree_mb"] - base[executor]["peak_tree_mb"]
-                entry["growth_kb_per_chunk"] = round(growth_mb * 1024 / (size - args.baseline), 1)
+            for executor in executors:
+                entry = median_entry(rounds[executor])
+                if executor in base:
+                    growth_mb = entry["peak_tree_mb"] - base[executor]["peak_tree_mb"]
+                    entry["growth_kb_per_chunk"] = round(
+                        growth_mb * 1024 / (size - args.baseline), 1
+                    )
                 by_executor[executor] = entry
-                print(size, executor, json.dumps(entry), flush=True)
             local = by_executor.get("local")
             if local is not None:
                 for entry in by_executor.values():
