@@ -47,7 +47,7 @@ def human_table(result: DemoResult) -> Table:
     for h in result.human:
         aggregates.add(h.aggregate)
         for name, value in h.fields.items():
-            counts = h.field_counts.get(name, {})
+            counts = h.field_counts[name]  # every field the report scored
             micro = counts.get("micro") or {}
             pooled = "f1" in micro and counts.get("n_matched") is not None
             matched = f"{counts['n_matched']:g}" if pooled else "—"

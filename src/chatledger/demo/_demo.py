@@ -40,7 +40,7 @@ from chatledger.record import (
 )
 from chatledger.report import build_report
 from chatledger.runs import RunResult, execute_run, load_run_config
-from chatledger.scoring import ScoringConfig, score_records
+from chatledger.scoring import FieldCountsDict, ScoringConfig, score_records
 from chatledger.simulate import (
     LADDER,
     OPERATORS,
@@ -63,7 +63,7 @@ class HumanAgreement:
     fields: dict[str, float]
     aggregate: str = "micro"
     # Per field: matched / reference / predicted items, both-empty chunks, macro and micro.
-    field_counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    field_counts: dict[str, FieldCountsDict] = field(default_factory=dict)
 
 
 @dataclass
@@ -223,7 +223,7 @@ def _note_human_gold(run_dir: Path, result: DemoResult) -> None:
             composite=h.composite,
             fields=h.fields,
             aggregate="micro" if h.aggregate == "micro" else "macro",
-            field_counts={k: FieldCounts.model_validate(v) for k, v in h.field_counts.items()},
+            field_counts={k: FieldCounts(**v) for k, v in h.field_counts.items()},
         )
         for h in result.human
     ]

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     )
     from chatledger.scoring._run import (
         ChunkResult,
+        FieldCountsDict,
         FieldSummary,
         ScoreReport,
         aggregate_of,
@@ -111,6 +112,7 @@ _WHERE = {
     "DegenerateOutputs": "_degenerate",
     "EntityPairing": "_pairing",
     "FieldScore": "_types",
+    "FieldCountsDict": "_run",
     "FieldSummary": "_run",
     "ScoreReport": "_run",
     "ScorerSpec": "_types",
@@ -163,6 +165,7 @@ __all__ = [
     "DegenerateCounter",
     "DegenerateOutputs",
     "EntityPairing",
+    "FieldCountsDict",
     "FieldRule",
     "FieldScore",
     "FieldSummary",

@@ -7,7 +7,7 @@ import operator
 from array import array
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any, NotRequired, TypedDict, get_args
 
 import numpy as np
 from pydantic import BaseModel
@@ -56,6 +56,23 @@ class ChunkResult:
     partial: bool = False
 
 
+class FieldCountsDict(TypedDict):
+    """:meth:`FieldSummary.counts`: the fields of ``record.FieldCounts`` (which reads it), in
+    the order ``score --format json`` shows them; a set field's item counts only with
+    ``counted_as``."""
+
+    n_matched: float | None
+    n_reference: int
+    n_predicted: int
+    counted_as: NotRequired[str | None]
+    n_reference_items: NotRequired[int | None]
+    n_predicted_items: NotRequired[int | None]
+    both_empty: NotRequired[int]
+    chunks: NotRequired[int]
+    macro: NotRequired[float]
+    micro: NotRequired[dict[str, float]]
+
+
 @dataclass(frozen=True)
 class FieldSummary:
     """One field over a run: the headline score (under the report's aggregate), both
@@ -83,27 +100,22 @@ class FieldSummary:
     n_reference_items: int | None = None
     n_predicted_items: int | None = None
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> FieldCountsDict:
         """The counts and both aggregates (what a run record keeps as ``FieldCounts``)."""
-        listed = (
-            {
-                "counted_as": self.counted_as,
-                "n_reference_items": self.n_reference_items,
-                "n_predicted_items": self.n_predicted_items,
-            }
-            if self.counted_as is not None
-            else {}
-        )
-        return {
+        out: FieldCountsDict = {
             "n_matched": self.n_matched,
             "n_reference": self.n_reference,
             "n_predicted": self.n_predicted,
-            **listed,
-            "both_empty": self.both_empty,
-            "chunks": self.chunks,
-            "macro": self.macro,
-            "micro": self.micro,
         }
+        if self.counted_as is not None:  # in this place of the JSON, after the counts
+            out["counted_as"] = self.counted_as
+            out["n_reference_items"] = self.n_reference_items
+            out["n_predicted_items"] = self.n_predicted_items
+        out["both_empty"] = self.both_empty
+        out["chunks"] = self.chunks
+        out["macro"] = self.macro
+        out["micro"] = self.micro
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
