@@ -318,6 +318,21 @@ def test_a_run_against_itself_passes_every_drop_rule(
     assert all(o["difference"] == 0.0 for o in data["outcomes"])
 
 
+def test_a_field_of_fields_star_named_on_its_own_is_evaluated_once_under_its_own_rule(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The small drop is −1/30 on topics alone: strict max_drop 0 on every field fails it,
+    but topics named on its own with max_drop 0.05 is that field's one rule (before: both
+    rules were evaluated, topics twice, and the gate failed)."""
+    rules = "{fields.*: {max_drop: 0}, fields.topics: {max_drop: 0.05}}"
+    code, data, _ = _gate(
+        capsys, str(runs["baseline"]), str(runs["small"]), "--rules", rules, "--strict"
+    )
+    topics = [o for o in data["outcomes"] if o["rule"]["figure"] == "fields.topics"]
+    assert [(o["rule"]["value"], o["passed"]) for o in topics] == [(0.05, True)]
+    assert len(data["outcomes"]) == 17 and code == 0
+
+
 def test_costs_are_decided_on_the_recorded_figures(
     runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -378,6 +393,11 @@ def test_runs_on_other_chunks_are_refused_in_one_line(
         ("{validity: {max_ratio: 2}}", "max_ratio does not apply to a score"),
         ("{validity: {min: 99}}", "a score's min is between 0 and 1"),
         ("{fields.claimz: {max_drop: 0.1}}", "has no fields.claimz (it has: topics"),
+        (
+            "{fields.topics: {max_drop: 0.1}, fields: {topics: {max_drop: 0.2}}}",
+            "[fields.topics.max_drop]: fields.topics max_drop is given twice ('fields.topics' "
+            "and 'fields: {topics}'): keep one",
+        ),
         ("{strict: maybe, overall: {max_drop: 0.1}}", "[strict]"),
         ("no-such-rules.yaml", "rules file not found"),
     ],

@@ -147,7 +147,9 @@ def _expand(
     rules: list[GateRule], baseline: ModelResult, candidate: ModelResult, source: str
 ) -> list[GateRule]:
     """``fields.*`` (and ``layers.*``, ``consumers.*``) as one rule per name both models have,
-    in the baseline's order."""
+    in the baseline's order — but for a figure that a rule names on its own with the same kind
+    of threshold: that one holds, and the figure is evaluated once."""
+    named = {(r.figure, r.kind) for r in rules if not r.figure.endswith(".*")}
     out: list[GateRule] = []
     for rule in rules:
         group, _, item = rule.figure.partition(".")
@@ -158,7 +160,11 @@ def _expand(
         names = [n for n in _group(baseline, group) if n in _group(candidate, group)]
         if not names:
             raise InputError(f"the models share no {group}", path=source, field=rule.figure)
-        out += [rule.model_copy(update={"figure": f"{group}.{n}"}) for n in names]
+        out += [
+            rule.model_copy(update={"figure": f"{group}.{n}"})
+            for n in names
+            if (f"{group}.{n}", rule.kind) not in named
+        ]
     return out
 
 

@@ -11,7 +11,10 @@ A rules file is a mapping of *figure* → *thresholds*::
 or the same under ``rules:``, beside the gate's settings (``baseline``, ``candidate``, their
 models, ``strict``, ``confidence``, ``resamples``, ``seed``). Groups can nest
 (``fields: {claims: {max_drop: 0.05}}``) and ``fields.*`` stands for every field both runs
-score. Each threshold of a figure is a rule of its own (one test item, one JUnit case).
+score. Each threshold of a figure is a rule of its own (one test item, one JUnit case); one
+kind of threshold given twice for a figure (``fields.claims`` and ``fields: {claims}``) is
+refused, and a member of ``fields.*`` that is also named on its own is evaluated once, under
+the threshold named on its own.
 """
 
 from __future__ import annotations
@@ -161,25 +164,37 @@ def parse_gate_rules(data: Any, *, source: str, folder: str | None) -> GateRules
         where, message = first_validation_error(exc)
         raise InputError(message, path=source, field=where) from None
     rules: list[GateRule] = []
-    for figure, raw in _flatten(rules_data, source, prefix):
-        rules += _rules_of(figure, raw, source, prefix)
+    written: dict[tuple[str, str], str] = {}  # (figure, kind) -> how it was spelled first
+    for figure, raw, spelled in _flatten(rules_data, source, prefix):
+        for rule in _rules_of(figure, raw, source, prefix):
+            first = written.setdefault((rule.figure, rule.kind), spelled)
+            if first != spelled:
+                # Two thresholds of one kind on one figure: which holds cannot be guessed, and
+                # both would be evaluated (decide would also spend α on each).
+                raise InputError(
+                    f"{rule.figure} {rule.kind} is given twice ({first} and {spelled}): keep one",
+                    path=source,
+                    field=f"{prefix}{rule.figure}.{rule.kind}",
+                )
+            rules.append(rule)
     if not rules:
         raise InputError("no rules: name at least one figure and its threshold", path=source)
     return GateRules(rules=rules, settings=settings, source=source, folder=folder)
 
 
-def _flatten(data: dict[Any, Any], source: str, prefix: str) -> list[tuple[str, Any]]:
-    """``fields: {claims: {...}}`` as ``fields.claims``; groups hold figures, not thresholds."""
-    out: list[tuple[str, Any]] = []
+def _flatten(data: dict[Any, Any], source: str, prefix: str) -> list[tuple[str, Any, str]]:
+    """``fields: {claims: {...}}`` as ``fields.claims``; groups hold figures, not thresholds.
+    Each with how the file spelled it (``fields.claims`` or ``fields: {claims}``)."""
+    out: list[tuple[str, Any, str]] = []
     for key, value in data.items():
         name = str(key)
         if name in SCORE_GROUPS and isinstance(value, dict):
             if not value:
                 raise InputError("an empty group", path=source, field=f"{prefix}{name}")
             for item, thresholds in value.items():
-                out.append((f"{name}.{item}", thresholds))
+                out.append((f"{name}.{item}", thresholds, f"'{name}: {{{item}}}'"))
         else:
-            out.append((name, value))
+            out.append((name, value, f"'{name}'"))
     return out
 
 

@@ -368,10 +368,18 @@ def _expand(
 
     assert isinstance(run, RunResult)
     record = run.record
+    family = {r.kind for r in written if r.figure == "fields.*"}
+    # A field of fields.* also named on its own with the same kind of threshold is followed
+    # once: under the threshold named on its own, at the family's share of α.
+    own = {
+        (r.figure, r.kind): r
+        for r in written
+        if r.figure.startswith("fields.") and r.figure != "fields.*" and r.kind in family
+    }
     out: dict[str, _Rule] = {}
     for rule in written:
         if rule.figure != "fields.*":
-            if rule.name not in out:
+            if (rule.figure, rule.kind) not in own and rule.name not in out:
                 out[rule.name] = _Rule(rule, alpha)
             continue
         names: list[str] = []
@@ -386,9 +394,12 @@ def _expand(
             )
         share = alpha / len(names)
         for name in names:
-            # a field also named on its own is followed once, at the family's (smaller) share
-            one = rule.model_copy(update={"figure": f"fields.{name}"})
+            one = own.pop((f"fields.{name}", rule.kind), None) or rule.model_copy(
+                update={"figure": f"fields.{name}"}
+            )
             out[one.name] = _Rule(one, share, expanded_from=rule.name)
+    for left in own.values():  # named on its own, but not a field both models score
+        out[left.name] = _Rule(left, alpha)
     return out
 
 
