@@ -588,3 +588,50 @@ def test_a_gate_rule_error_names_the_line_of_its_figure(finished_run: Path) -> N
     result = chatledger("gate", "r", "r", "--rules", "gate.yaml", cwd=work)
     assert_one_error_line(result, 2)
     assert _only_error(result.err) == "error: gate.yaml:5 [fields.claims.mni]: unknown key"
+
+
+# --- money that overflows: "$/chunk inf" -----------------------------------------------------
+
+
+def test_a_price_beyond_any_real_one_is_refused_naming_the_file_and_field(work: Path) -> None:
+    # 1e308 per million tokens: every call's cost was inf, the leaderboard said "$/chunk inf".
+    (work / "prices.json").write_text(
+        json.dumps({"openai-compatible:*": {"input": 0.5, "output": 1e308}}), encoding="utf-8"
+    )
+    result = chatledger(
+        "extract", "--model", "offline:rules", "--chunks", "chunks.jsonl", "--out", "o.jsonl",
+        "--prices", "prices.json", cwd=work,
+    )  # fmt: skip
+    assert_one_error_line(result, 2)
+    assert _only_error(result.err) == (
+        "error: prices.json:1 [openai-compatible:*.output]: output price 1e+308 is beyond any "
+        "real price (at most 1e+12 USD per million tokens): its costs would overflow; prices "
+        "are per million tokens, not per token"
+    )
+    assert not (work / "o.jsonl").exists()
+
+
+def test_costs_that_add_up_beyond_a_float_are_refused_at_their_line(work: Path) -> None:
+    # Each line's 1e308 is a finite number; two of them are inf, which the run wrote into
+    # run.json (and no reader could read it back).
+    from chatledger.core import InputError
+    from chatledger.runs import execute_run, load_run_config
+
+    chunk = json.loads((work / "chunks.jsonl").read_text(encoding="utf-8"))
+    line = json.loads((work / "challenger.jsonl").read_text(encoding="utf-8"))
+    reference = json.loads((work / "reference.jsonl").read_text(encoding="utf-8"))
+    chunks, challenger, gold = [], [], []
+    for n in (1, 2):
+        chunks.append(json.dumps({**chunk, "chunk_id": f"c-{n}"}))
+        gold.append(json.dumps({**reference, "chunk_id": f"c-{n}"}))
+        usage = {"input_tokens": 10, "output_tokens": 10, "cost_usd": 1e308, "latency_s": 1.0}
+        challenger.append(json.dumps({**line, "chunk_id": f"c-{n}", "usage": usage}))
+    for name, rows in (("chunks", chunks), ("reference", gold), ("challenger", challenger)):
+        (work / f"{name}.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        execute_run(load_run_config(work / "run.yaml"), work / "run")
+    assert str(refused.value) == (
+        f"{work / 'challenger.jsonl'}:2 [usage.cost_usd]: the file's costs add up to more than "
+        "a number can hold at this line (cost_usd 1e+308): a line's cost is in USD"
+    )
+    assert not (work / "run" / "run.json").exists()

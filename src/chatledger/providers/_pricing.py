@@ -22,6 +22,10 @@ from typing import Any
 from chatledger.core import InputError
 
 _DEFAULT_RESOURCE = "prices.json"
+# The highest price read (USD per million tokens: a million dollars a token). Far above any real
+# price, and low enough that no call's cost, nor any sum of them, overflows a float (1e308 per
+# million tokens made every cost inf: "$/chunk inf").
+MAX_PRICE_PER_MTOK = 1e12
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,14 @@ def _read_price(entry: Any, *, source: str, model: str) -> ModelPrice:
         if value is None or not math.isfinite(value) or value < 0:
             raise InputError(
                 f"{side} price must be a number >= 0 (USD per million tokens)",
+                path=source,
+                field=f"{model}.{side}",
+            )
+        if value > MAX_PRICE_PER_MTOK:
+            raise InputError(
+                f"{side} price {value:g} is beyond any real price (at most "
+                f"{MAX_PRICE_PER_MTOK:g} USD per million tokens): its costs would overflow; "
+                "prices are per million tokens, not per token",
                 path=source,
                 field=f"{model}.{side}",
             )

@@ -16,6 +16,7 @@ Units:
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 from collections import OrderedDict
@@ -254,6 +255,16 @@ class _UsageTotals:
         totals["input_tokens"] += record.usage.input_tokens
         totals["output_tokens"] += record.usage.output_tokens
         totals["cost_usd"] += record.usage.cost_usd
+        if not math.isfinite(totals["cost_usd"]):
+            # Each cost is finite (a line's JSON cannot say 1e999), but 1e308 twice is inf:
+            # "$/chunk inf" in the leaderboard and a run.json no reader accepts.
+            raise InputError(
+                f"the file's costs add up to more than a number can hold at this line "
+                f"(cost_usd {record.usage.cost_usd:g}): a line's cost is in USD",
+                path=record.path,
+                line=record.line,
+                field="usage.cost_usd",
+            )
         if (record.usage.model_extra or {}).get("cached") is True:
             self.cached += 1
         else:
