@@ -182,9 +182,9 @@ def test_gate_and_stats_load_only_what_reading_a_run_uses(tmp_path: Path) -> Non
         "chatledger.extraction",
         "chatledger.runs._execute",
         "chatledger.runs._config",
-        # the score table's writer and the field scorers: the gate reads per-unit statistics
-        # and recomputes figures with scoring's run-level arithmetic only
-        "pyarrow",
+        # the field scorers: the gate reads per-unit statistics (each stage's per-chunk table,
+        # Parquet read column by column with pyarrow since issue 34 — no model holds its rows
+        # in memory) and recomputes figures with scoring's run-level arithmetic only
         "chatledger.scoring._fields",
         "chatledger.scoring._run",
         "chatledger.scoring._stream",
