@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -598,9 +598,17 @@ def reported_count(value: object) -> int | None:
     return None
 
 
+class BilledUsage(TypedDict):
+    """The token fields of a :class:`RawReply` (:func:`billed_usage`)."""
+
+    input_tokens: int
+    output_tokens: int
+    usage_warnings: tuple[str, ...]
+
+
 def billed_usage(
     call: WireCall, input_tokens: int | None, output_tokens: int | None
-) -> dict[str, Any]:
+) -> BilledUsage:
     """The token fields of a :class:`RawReply` for what the server reported (None: no count).
 
     Output is billed at most ``max_tokens``, the limit the request set, and input at most
