@@ -10,7 +10,9 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Iterable, Sequence
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -173,26 +175,56 @@ def _private_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
 
 
-@pytest.fixture(scope="session")
-def docs_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``make demo``'s output (``runs/demo``), made once per session for the README's and the
-    docs' examples (tests/docs_blocks.py) — once for all xdist workers too: the first makes it
-    under a lock in the folder they share, the others read it."""
+def made_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]
+) -> Path:
+    """The folder ``name`` that ``make`` fills, made once per session — once for all xdist
+    workers too: the first makes it under a lock in the folder they share, the others read it."""
     import fcntl
-
-    from docs_blocks import make_demo
 
     shared = tmp_path_factory.getbasetemp().parent
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         shared = tmp_path_factory.getbasetemp()
-    folder = shared / "docs-demo"
-    with (shared / "docs-demo.lock").open("w") as lock:
+    folder = shared / name
+    with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (folder / "done").is_file():
             shutil.rmtree(folder, ignore_errors=True)
-            make_demo(folder)
+            folder.mkdir(parents=True)
+            make(folder)
             (folder / "done").touch()
-    return folder / "runs" / "demo"
+    return folder
+
+
+@pytest.fixture(scope="session")
+def docs_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``make demo``'s output (``runs/demo``), made once per session for the README's and the
+    docs' examples (tests/docs_blocks.py)."""
+    from docs_blocks import make_demo
+
+    return made_once(tmp_path_factory, "docs-demo", make_demo) / "runs" / "demo"
+
+
+@pytest.fixture(scope="session")
+def demo_json(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """``chatledger demo --out DIR --format json``, once per session: DIR and what it printed,
+    which must be nothing but JSON. Every test of the demo's output reads this one (each made
+    its own before: seven demos a suite). Read-only: a test that writes into a run of it
+    works on a copy."""
+
+    def make(folder: Path) -> None:
+        environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        done = subprocess.run(
+            [sys.executable, "-m", "chatledger", "demo", "--out", str(folder / "demo"),
+             "--format", "json"],
+            capture_output=True, text=True, env=environment, timeout=900,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        json.loads(done.stdout)  # raises if anything but one JSON value was printed
+        (folder / "demo.json").write_text(done.stdout, encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, "demo-json", make)
+    return folder / "demo", json.loads((folder / "demo.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,17 +25,18 @@ def _json_of(argv: list[str]) -> object:
 
 
 @pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo")
-    _json_of(["demo", "--out", str(out), "--format", "json"])
-    return out
+def demo_dir(demo_json: tuple[Path, dict[str, Any]]) -> Path:
+    """The session's demo; its own `demo --format json` printed nothing but JSON (checked
+    where it is made, conftest.demo_json)."""
+    return demo_json[0]
 
 
 def test_every_results_command_prints_only_json(demo_dir: Path, tmp_path: Path) -> None:
     ref, chal, chunks = (
         EXAMPLES / n for n in ("reference.jsonl", "challenger.jsonl", "chunks.jsonl")
     )
-    run_dir = demo_dir / "run"
+    run_dir = tmp_path / "demo-run"  # `report` writes into it: a copy of the shared run
+    shutil.copytree(demo_dir / "run", run_dir)
     config = tmp_path / "run.yaml"
     config.write_text(
         json.dumps({"chunks": str(chunks), "reference": str(ref), "challengers": [str(chal)]})

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from chatledger.cli._app import main
 from chatledger.demo import recorded_dir, recorded_manifest
 from chatledger.extraction import gold_list_bounds
 from chatledger.providers import CATALOGUE
@@ -21,15 +20,10 @@ RECORDED = (
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    out = tmp_path_factory.mktemp("demo")
-    import contextlib
-    import io
-
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        assert main(["demo", "--out", str(out), "--format", "json"]) == 0
-    return out, json.loads(buffer.getvalue())  # --format json prints nothing but JSON
+def demo(demo_json: tuple[Path, dict]) -> tuple[Path, dict]:
+    """`chatledger demo --out DIR --format json`: DIR and its JSON (conftest.demo_json, made
+    once a session and checked to print nothing but JSON)."""
+    return demo_json
 
 
 def test_simulated_models_follow_severity(demo: tuple[Path, dict]) -> None:

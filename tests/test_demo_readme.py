@@ -9,14 +9,19 @@ from typing import Any
 
 import pytest
 
-from chatledger.demo import DemoResult, run_demo
 from chatledger.record import ConversationRun, SwitchComparison, WhatBreaks, read_run_record
 from generated_docs import check_block
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
-    return run_demo(tmp_path_factory.mktemp("demo-readme"), selection=False)
+def demo(demo_json: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
+    """What `chatledger demo --format json` printed (conftest.demo_json, once a session)."""
+    return demo_json[1]
+
+
+def _switch_dir(demo: dict[str, Any]) -> Path:
+    assert demo["switch"] is not None
+    return Path(demo["switch"]["run"])
 
 
 def _record(path: Path) -> ConversationRun:
@@ -61,17 +66,16 @@ def leaderboard_markdown(run_dir: Path) -> str:
     return "\n".join(rows)
 
 
-def test_readme_leaderboard_is_the_demo_s(demo: DemoResult) -> None:
-    check_block("README.md", "demo-leaderboard", leaderboard_markdown(demo.run.out_dir))
+def test_readme_leaderboard_is_the_demo_s(demo: dict[str, Any]) -> None:
+    check_block("README.md", "demo-leaderboard", leaderboard_markdown(Path(demo["run"])))
 
 
-def test_readme_switch_table_is_the_demo_s(demo: DemoResult) -> None:
-    assert demo.switch is not None
-    check_block("README.md", "demo-switch", leaderboard_markdown(demo.switch.out_dir))
+def test_readme_switch_table_is_the_demo_s(demo: dict[str, Any]) -> None:
+    check_block("README.md", "demo-switch", leaderboard_markdown(_switch_dir(demo)))
 
 
-def test_readme_structbench_table_is_the_demo_s(demo: DemoResult) -> None:
-    local = demo.structbench_local
+def test_readme_structbench_table_is_the_demo_s(demo: dict[str, Any]) -> None:
+    local = demo["structbench_local"]
     assert local is not None
     wv = {row["name"]: row["WV"] for row in local["leaderboard"]}
     baseline = next(v for k, v in wv.items() if "rule_baseline" in k)
@@ -111,8 +115,8 @@ def _short(model: str) -> str:
     return model.removeprefix("local:").removeprefix("qwen2.5-coder-")
 
 
-def test_readme_structbench_pairs_are_the_demo_s(demo: DemoResult) -> None:
-    local = demo.structbench_local
+def test_readme_structbench_pairs_are_the_demo_s(demo: dict[str, Any]) -> None:
+    local = demo["structbench_local"]
     assert local is not None and local["grid_pairs"] is not None
     grid = local["grid_pairs"]
     # Shown: the model size under each strategy, and the strategy pairs of the 1.5B (the model
@@ -148,12 +152,15 @@ def what_breaks_markdown(comparison: SwitchComparison) -> str:
     return "\n".join(rows)
 
 
-def test_readme_what_breaks_is_the_demo_s(demo: DemoResult) -> None:
-    assert demo.switch is not None and demo.what_breaks is not None
-    # Written into the switch run and read back by the same class, as the report reads it.
-    assert WhatBreaks.read(demo.switch.out_dir) == demo.what_breaks
+def test_readme_what_breaks_is_the_demo_s(demo: dict[str, Any]) -> None:
+    switch = _switch_dir(demo)
+    assert demo["switch"]["what_breaks"] is not None
+    what_breaks = WhatBreaks.model_validate(demo["switch"]["what_breaks"])
+    # Written into the switch run and read back by the same class, as the report reads it:
+    # what the file holds is what the demo printed.
+    assert WhatBreaks.read(switch) == what_breaks
     comparison = next(
-        c for c in demo.what_breaks.comparisons if c.candidate == "recorded:qwen2.5-coder-0.5b"
+        c for c in what_breaks.comparisons if c.candidate == "recorded:qwen2.5-coder-0.5b"
     )
     assert comparison.production == "recorded:qwen2.5-coder-1.5b"
     for f in comparison.figures:
@@ -162,15 +169,16 @@ def test_readme_what_breaks_is_the_demo_s(demo: DemoResult) -> None:
         if f.verdict != "undecided":  # no interval: too few units to tell
             assert f.verdict == ("drop" if drop else "gain" if gain else "no change shown")
     check_block("README.md", "demo-what-breaks", what_breaks_markdown(comparison))
-    html = demo.switch_report.read_text(encoding="utf-8") if demo.switch_report else ""
+    report = demo["switch"]["report"]
+    html = Path(report).read_text(encoding="utf-8") if report else ""
     assert "What breaks when you switch from" in html
 
 
-def test_the_prose_about_the_demo_holds(demo: DemoResult) -> None:
+def test_the_prose_about_the_demo_holds(demo: dict[str, Any]) -> None:
     """What the README says in words: seven challengers, three of them recorded; the
     simulated models in severity order; the 1.5B above the 0.5B above the 135M against the
     gold; the cheaper models in the switch run agree with the 1.5B less than 1."""
-    record = _record(demo.run.out_dir)
+    record = _record(Path(demo["run"]))
     overall = {m.name: m.overall for m in record.models}
     assert len(overall) == 7
     assert sum(name.startswith("recorded:") for name in overall) == 3
@@ -181,7 +189,6 @@ def test_the_prose_about_the_demo_holds(demo: DemoResult) -> None:
         for m in ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m")
     )
     assert big > small > tiny
-    assert demo.switch is not None
-    switch = _record(demo.switch.out_dir)
+    switch = _record(_switch_dir(demo))
     assert switch.reference.name == "recorded:qwen2.5-coder-1.5b"
     assert all(m.overall < 1.0 for m in switch.models)

@@ -162,14 +162,13 @@ def _assert_intervals_contain_what_is_shown(run_dir: Path) -> ConversationRun:
     return record
 
 
-def test_demo_intervals_contain_their_headlines(tmp_path: Path) -> None:
-    config = prepare_demo(tmp_path)
-    result = execute_run(load_run_config(config), tmp_path / "run")
-    record = _assert_intervals_contain_what_is_shown(result.out_dir)
+def test_demo_intervals_contain_their_headlines(demo_json: tuple[Path, dict[str, Any]]) -> None:
+    demo = demo_json[0]  # the session's demo run: the demo config run by execute_run
+    record = _assert_intervals_contain_what_is_shown(demo / "run")
     assert record.stats is not None
     assert record.stats.resampling["overall"] == "conversations"
     assert record.stats.n_conversations == len(
-        {c.conversation_id for c in read_chunks(tmp_path / "corpus/chunks.jsonl")}
+        {c.conversation_id for c in read_chunks(demo / "corpus/chunks.jsonl")}
     )
 
 

@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from chatledger.cli._app import main
-from chatledger.demo import run_demo
 from chatledger.report import REPORT_FILE, build_report
 from chatledger.report._align import Row, align, scoring_context
 from chatledger.report._charts import pareto_frontier
@@ -64,9 +63,14 @@ def script_body(html: str, element_id: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def demo_report(
+    demo_json: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, str]:
+    """The report built again on the session's demo run (a copy of the run and its corpus:
+    the build writes into the run; the run names its input files by their shared paths)."""
     out = tmp_path_factory.mktemp("report-demo")
-    run_demo(out, selection=False)  # the run is what these tests read
+    for part in ("run", "corpus"):
+        shutil.copytree(demo_json[0] / part, out / part)
     path = build_report(out / "run")
     return out / "run", path.read_text(encoding="utf-8")
 

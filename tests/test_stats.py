@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -126,10 +127,11 @@ def test_audit_curves_are_monotone_on_the_bundled_corpus(tmp_path: Path) -> None
     assert pitfall["token_set"] == 0.0 and pitfall["guarded"] > 0.5
 
 
-def test_stats_command_on_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--out", str(tmp_path), "--format", "json"]) == 0
-    capsys.readouterr()
-    assert main(["stats", str(tmp_path / "run"), "--format", "json"]) == 0
+def test_stats_command_on_a_run(
+    demo_json: tuple[Path, dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = demo_json[0] / "run"  # the session's demo (stats reads it, writes nothing)
+    assert main(["stats", str(run), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     stats = data["stats"]
     assert set(stats) >= {
@@ -140,6 +142,6 @@ def test_stats_command_on_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[st
     }
     light = stats["intervals"]["simulated:light"]["overall"]
     assert light["low"] <= light["estimate"] <= light["high"]
-    assert main(["stats", str(tmp_path / "run")]) == 0
+    assert main(["stats", str(run)]) == 0
     shown = capsys.readouterr().out
     assert "Paired differences" in shown and "simplex" in shown
