@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,23 @@ RUN_YAML = (
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
     write_examples(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The examples with RUN_YAML run into ``r`` once, by the command line: the tests that
+    damage a finished run start from a copy of it (each ran the same run first)."""
+    folder = tmp_path_factory.mktemp("finished")
+    write_examples(folder)
+    (folder / "run.yaml").write_text(RUN_YAML, encoding="utf-8")
+    assert chatledger("run", "run.yaml", "--out", "r", cwd=folder).code == 0
+    return folder
+
+
+@pytest.fixture
+def ran(finished: Path, tmp_path: Path) -> Path:
+    shutil.copytree(finished, tmp_path, dirs_exist_ok=True)
     return tmp_path
 
 
@@ -82,9 +100,8 @@ def test_a_symbolic_link_loop_is_named_as_one(work: Path) -> None:
         assert_one_error_line(result, 2, name, "a symbolic link to nothing (or a loop of links)")
 
 
-def test_a_damaged_score_table_is_one_line_and_a_rerun_writes_it_anew(work: Path) -> None:
-    (work / "run.yaml").write_text(RUN_YAML, encoding="utf-8")
-    assert chatledger("run", "run.yaml", "--out", "r", cwd=work).code == 0
+def test_a_damaged_score_table_is_one_line_and_a_rerun_writes_it_anew(ran: Path) -> None:
+    work = ran  # the examples, run into r
     (work / "r" / "scores.parquet").write_bytes(os.urandom(5000))  # a copy gone wrong
     result = chatledger("report", "r", cwd=work)
     assert_one_error_line(result, 2, "r/scores.parquet", "not a readable score table")
@@ -93,9 +110,8 @@ def test_a_damaged_score_table_is_one_line_and_a_rerun_writes_it_anew(work: Path
     assert chatledger("report", "r", cwd=work).code == 0
 
 
-def test_a_run_record_cut_short_is_one_line_naming_its_line(work: Path) -> None:
-    (work / "run.yaml").write_text(RUN_YAML, encoding="utf-8")
-    assert chatledger("run", "run.yaml", "--out", "r", cwd=work).code == 0
+def test_a_run_record_cut_short_is_one_line_naming_its_line(ran: Path) -> None:
+    work = ran  # the examples, run into r
     record = work / "r" / "run.json"
     record.write_bytes(record.read_bytes()[:300])
     for command in ("report", "stats"):
@@ -103,9 +119,8 @@ def test_a_run_record_cut_short_is_one_line_naming_its_line(work: Path) -> None:
         assert_one_error_line(result, 2, "r/run.json:", "not valid JSON")
 
 
-def test_a_damaged_stage_output_is_computed_again(work: Path) -> None:
-    (work / "run.yaml").write_text(RUN_YAML, encoding="utf-8")
-    assert chatledger("run", "run.yaml", "--out", "r", cwd=work).code == 0
+def test_a_damaged_stage_output_is_computed_again(ran: Path) -> None:
+    work = ran  # the examples, run into r
     before = (work / "r" / "scores.parquet").read_bytes()
     (stage,) = (work / "r" / "stages").iterdir()
     (stage / "score.parquet").write_bytes(os.urandom(3000))
