@@ -35,19 +35,23 @@ class Proc:
 
 
 def session(sid: int) -> list[Proc]:
-    """The living processes of session ``sid`` (zombies are dead: left out)."""
+    """The living processes of session ``sid`` (zombies are dead: left out). Called every
+    10 ms while a test waits for a moment: only the stat of the machine's other processes is
+    read (their command lines too cost the test process a core on a busy machine)."""
     found: list[Proc] = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            if int(fields[3]) != sid or fields[0] == b"Z":
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
-            found.append(Proc(int(entry), int(fields[1]), fields[0], command))
+        found.append(Proc(int(entry), int(fields[1]), fields[0].decode(), command))
     return found
 
 
