@@ -151,6 +151,32 @@ def dumps_json(value: Any, *, indent: int | None = 2) -> str:
     return json.dumps(strict_json(value), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
+def iter_json(value: Any, *, indent: int = 2) -> Iterator[str]:
+    """:func:`dumps_json`'s text in pieces, without a strict copy of ``value`` or the whole
+    text at once (a model's ``downstream.json`` part is tens of MB at 10,000 chunks): the
+    encoder ``json.dumps`` uses for indented output, writing a NaN or infinity as ``null``."""
+
+    def floatstr(number: float) -> str:
+        return float.__repr__(number) if math.isfinite(number) else "null"
+
+    def refuse(found: object) -> Any:
+        raise TypeError(f"Object of type {type(found).__name__} is not JSON serializable")
+
+    encode = json.encoder._make_iterencode(  # type: ignore[attr-defined]
+        {},
+        refuse,
+        json.encoder.encode_basestring,
+        " " * indent,
+        floatstr,
+        ": ",
+        ",",
+        False,
+        False,
+        False,
+    )
+    yield from encode(value, 0)
+
+
 def atomic_write_json(path: str | Path, value: Any) -> None:
     """Write ``value`` as strict, indented JSON to ``path`` atomically."""
     atomic_write_text(path, dumps_json(value) + "\n")

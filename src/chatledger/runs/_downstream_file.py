@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from chatledger.core import dumps_json
+from chatledger.core import dumps_json, iter_json
 
 _NESTED = "\n    "  # a value inside "models": two levels of indent=2
 
@@ -28,9 +28,12 @@ class DownstreamWriter:
         handle.write('{\n  "reference": ' + dumps_json(reference) + ',\n  "models": {')
 
     def add(self, model: str, outputs: Any) -> None:
-        text = dumps_json(outputs).replace("\n", _NESTED)
         separator = _NESTED if self._models == 0 else "," + _NESTED
-        self._handle.write(separator + dumps_json(model) + ": " + text)
+        self._handle.write(separator + dumps_json(model) + ": ")
+        # In pieces as the encoder makes them (issue 34: the whole text, and its copy with the
+        # lines shifted, were tens of MB per model at 10,000 chunks).
+        for piece in iter_json(outputs):
+            self._handle.write(piece.replace("\n", _NESTED))
         self._models += 1
 
     def close(self) -> None:

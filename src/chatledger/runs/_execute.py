@@ -103,6 +103,7 @@ from chatledger.runs._stages import (
 from chatledger.runs._stats import JUDGE_COLUMNS, ModelSeries, compute_run_stats, stats_rows
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter, rows_table
 from chatledger.runs._units import (
+    AuditUnit,
     BatchGroup,
     BatchResult,
     BatchUnit,
@@ -166,6 +167,7 @@ def execute_run(
     calls = ModelCalls.for_run(loaded, hub) if needs_model_calls(loaded.config) else None
     try:
         with interrupts_recorded(), start_executor(spec) as pool:
+            pool.warm_up()  # workers start while this process audits and plans
             result = _Run(loaded, out_dir, on_progress, calls, pool).execute()
         human_gold = loaded.config.human_gold
         if human_gold is not None and human_gold.ppi and loaded.gold is not None:
@@ -269,22 +271,25 @@ class _Run:
         ]
         chunks_path = Path(loaded.chunks)
         gold_path = Path(loaded.gold) if loaded.gold is not None and config.gold else None
-        # Stage: the judges' audit (docs/judges.md): under strict, the panel is who passed.
-        self.panel_audit = self._audit_panel(judges, chunks_path, reference_path)
-        offline_judges = [j for j in offline_judges if j.name in self.panel_audit.panel]
-        model_judges = [j for j in model_judges if j.name in self.panel_audit.panel]
+        # Stage: the judges' audit (docs/judges.md): under strict, the panel is who passed. A
+        # panel of offline judges is audited on the executor, beside the facts below (issue
+        # 34: ~3 s in series before them at 1,000 chunks); model judges call through the hub.
+        audit = self._audit_unit(judges, chunks_path, reference_path)
+        if audit is None:
+            self.panel_audit = self._audit_panel(judges, chunks_path, reference_path)
         spec = RunSpec(
             chunks_path=str(chunks_path),
             reference_path=str(reference_path),
             scoring=scoring,
             layers=tuple(config.layers),
-            offline_judges=tuple(j.name for j in offline_judges),
             consumer_weights=(
                 tuple(config.weights.consumers.items()) if config.weights.consumers else None
             ),
         )
-        # What each file holds as a whole (and the chunk order), all at once on the executor.
-        units: list[Any] = [IndexUnit(str(chunks_path))]
+        # What each file holds as a whole (and the chunk order), all at once on the executor;
+        # the audit first (the longest unit).
+        units: list[Any] = [audit] if audit is not None else []
+        units.append(IndexUnit(str(chunks_path)))
         units.append(ModelUnit(spec, "reference", str(reference_path), is_reference=True))
         units += [
             ModelUnit(spec, f"challengers.{i}", str(p), gold_path=_str(gold_path))
@@ -305,6 +310,12 @@ class _Run:
         described = self.pool.map(run_unit, units)
         raise_if_interrupted()
         self.timings["facts_s"] = time.perf_counter() - t0
+        if audit is not None:
+            self.panel_audit, seconds = described.pop(0)
+            self.timings["judge_audit_s"] = seconds
+            self.stage_records.append(StageRecord(stage="judge_audit", seconds=seconds))
+        offline_judges = [j for j in offline_judges if j.name in self.panel_audit.panel]
+        model_judges = [j for j in model_judges if j.name in self.panel_audit.panel]
         index: ChunkIndex = described[0]
         reference_facts: ModelFacts = described[1]
         challenger_facts: list[ModelFacts] = described[2 : 2 + len(challenger_paths)]
@@ -319,6 +330,7 @@ class _Run:
                 **spec.__dict__,
                 "reference_model": reference_facts.source_model,
                 "covered": reference_facts.covered,
+                "offline_judges": tuple(j.name for j in offline_judges),
             }
         )
         plans = self._plan_models(challenger_paths, challenger_facts, reference_name, spec)
@@ -367,6 +379,7 @@ class _Run:
         ):
             downstream = DownstreamWriter(downstream_file, reference_name)
             for done, plan in enumerate(plans, start=1):
+                raise_if_interrupted()  # a Ctrl-C swallowed in a gc callback (runs._lifetime)
                 # Each stage is assembled from the spool in chunk order, its rows, lines and
                 # per-chunk values written to its files in stages/ as it goes; the outputs
                 # below are read back from those files (issue 34).
@@ -421,6 +434,7 @@ class _Run:
                 if self.on_progress:
                     self.on_progress(f"{plan.name}: {', '.join(config.layers)}", done, len(plans))
             by_model.close()
+            raise_if_interrupted()
             t0 = time.perf_counter()
             # The per-chunk statistics of every model, read back from the stages' files into
             # the one matrix the statistics resample (each model's series are views of it).
@@ -492,6 +506,27 @@ class _Run:
         record.write(self.out_dir)
         result.record = record
         return result
+
+    def _audit_unit(
+        self, judges: Sequence[Any], chunks_path: Path, reference_path: Path
+    ) -> AuditUnit | None:
+        """The audit as a unit for the executor, when every judge is an offline one (built by
+        name in the worker); None when there is nothing to audit or a model judge to call."""
+        options = self.config.judge_audit
+        if "judge" not in self.config.layers or options.audit == "off" or not judges:
+            return None
+        if any(spec.model is not None for spec in self.config.judges):
+            return None
+        return AuditUnit(
+            chunks_path=str(chunks_path),
+            reference_path=str(reference_path),
+            judges=tuple(j.name for j in judges),
+            mode=options.audit,
+            priced=options.priced,
+            max_false_alarms=options.max_false_alarms,
+            max_chunks=options.max_chunks,
+            seed=self.config.seed,
+        )
 
     def _audit_panel(
         self, judges: Sequence[Any], chunks_path: Path, reference_path: Path

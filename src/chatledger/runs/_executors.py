@@ -90,6 +90,11 @@ class Executor(ABC):
         once given: the caller need not hold them all."""
         yield from self.map(fn, units)
 
+    def warm_up(self) -> None:  # noqa: B027 - a no-op unless the executor has workers
+        """Start the workers and have them import the units' code now, without waiting: the
+        run's own start (the judges' audit, its plans) then overlaps theirs (a no-op for
+        ``local``)."""
+
     def close(self) -> None:  # noqa: B027 - a no-op unless the executor holds workers
         """Release the workers (a no-op for ``local``)."""
 
@@ -135,6 +140,14 @@ class ProcessExecutor(Executor):
                 initargs=(os.getpid(),),
             )
         return self._pool
+
+    def warm_up(self) -> None:
+        # One no-op per worker: with forkserver a worker is started per submitted unit while
+        # none is idle, and the forkserver itself imports the units' code first.
+        with interrupts_deferred():
+            pool = self._get_pool()
+            for _ in range(self.spec.workers or 1):
+                pool.submit(warm_worker)
 
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
         if not units:
@@ -197,6 +210,7 @@ class DaskExecutor(Executor):
             ) from None
         self._cluster: Any = None
         self._client: Any = None
+        self._warming: list[Any] = []
         logging.getLogger("asyncio").addFilter(_ASYNCIO_FILTER)  # a set: added once
         # Starting the cluster is one step Ctrl-C does not split (see runs._lifetime): a
         # cluster half started is what distributed's exit hook trips over.
@@ -230,6 +244,15 @@ class DaskExecutor(Executor):
             where = address or "a LocalCluster"
             raise EnvironmentFault(f"cannot start or reach Dask ({where}): {exc}") from None
 
+    def warm_up(self) -> None:
+        # Each worker unpickles a unit's function on its first unit: importing the scoring
+        # machinery then is ~1 s of every worker's, in series with the run unless done now.
+        workers = list(self._client.scheduler_info().get("workers", {}))
+        self._warming = [
+            self._client.submit(warm_worker, pure=False, workers=[w], allow_other_workers=False)
+            for w in workers
+        ]
+
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
         if not units:
             return []
@@ -250,10 +273,16 @@ class DaskExecutor(Executor):
 
     def close(self) -> None:
         with interrupts_deferred():
+            self._warming = []
             if self._client is not None:
                 self._client.close()
             if self._cluster is not None:
                 self._cluster.close()
+
+
+def warm_worker() -> None:
+    """A worker's first unit (:meth:`Executor.warm_up`): import what every unit runs."""
+    importlib.import_module("chatledger.runs._units")
 
 
 def start_executor(spec: ExecutorSpec) -> Executor:

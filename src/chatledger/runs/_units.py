@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import pickle
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -620,8 +621,58 @@ def worker_extractions(path: str) -> ExtractionFile:
     return _extractions(path)
 
 
-def run_unit(unit: IndexUnit | ModelUnit | BatchUnit | BatchGroup) -> Any:
+@dataclass(frozen=True)
+class AuditUnit:
+    """The judges' audit (runs._judge_audit) of a panel of offline judges, by name: computed on
+    the executor beside the facts of the files, not before them in the run's process."""
+
+    chunks_path: str
+    reference_path: str
+    judges: tuple[str, ...]
+    mode: str
+    priced: bool
+    max_false_alarms: float
+    max_chunks: int | None
+    seed: int
+
+
+def audit_judges(unit: AuditUnit) -> tuple[Any, float]:
+    """The :class:`runs._judge_audit.PanelAudit` of the unit's judges, each built by name, and
+    the seconds it took."""
+    import itertools
+
+    from chatledger.runs._judge_audit import audit_panel
+
+    chunks: Sequence[Chunk]
+    if unit.max_chunks is None:
+        chunks = _chunks(unit.chunks_path)
+        reference: Mapping[str, ExtractionRecord] = _extractions(unit.reference_path).records
+    else:
+        # The audit reads the first max_chunks chunks: only they are parsed, and only their
+        # reference lines (not the whole files: issue 34).
+        _stat(unit.chunks_path)
+        chunks = list(itertools.islice(iter_chunks(unit.chunks_path), unit.max_chunks))
+        reference = read_indexed_records(
+            index_extraction_lines(unit.reference_path), [c.chunk_id for c in chunks]
+        )
+    started = time.perf_counter()
+    audit = audit_panel(
+        [JUDGES.get(name)() for name in unit.judges],
+        reference,
+        chunks,
+        mode=unit.mode,
+        priced=unit.priced,
+        max_false_alarms=unit.max_false_alarms,
+        max_chunks=unit.max_chunks,
+        seed=unit.seed,
+    )
+    return audit, time.perf_counter() - started
+
+
+def run_unit(unit: IndexUnit | ModelUnit | BatchUnit | BatchGroup | AuditUnit) -> Any:
     """The one entry point executors call: the function for the unit's kind."""
+    if isinstance(unit, AuditUnit):
+        return audit_judges(unit)
     if isinstance(unit, BatchGroup):
         return score_group(unit)
     if isinstance(unit, BatchUnit):
