@@ -28,22 +28,56 @@ ROUND_TRIPS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """Every format's fixture through ``corpus import KIND``, each into a folder of its own:
+    the folder and each import's JSON summary."""
+    root = tmp_path_factory.mktemp("imported")
+    summaries: dict[str, Any] = {}
+    for kind, (export, extra) in ROUND_TRIPS.items():
+        result = chatledger(
+            "corpus", "import", kind, str(EXPORTS / export), "--out", kind, "--format", "json",
+            *extra, cwd=root,
+        )  # fmt: skip
+        assert result.code == 0, (kind, result.err)
+        summaries[kind] = json.loads(result.out)
+    return root, summaries
+
+
 @pytest.mark.parametrize("kind", sorted(ROUND_TRIPS))
-def test_import_extract_run(kind: str, tmp_path: Path) -> None:
-    export, extra = ROUND_TRIPS[kind]
-    imported = chatledger(
-        "corpus", "import", kind, str(EXPORTS / export), "--out", "corpus", "--format", "json",
-        *extra, cwd=tmp_path,
-    )  # fmt: skip
-    assert imported.code == 0, imported.err
-    summary = json.loads(imported.out)
+def test_import(kind: str, imported: tuple[Path, dict[str, Any]]) -> None:
+    root, summaries = imported
+    summary = summaries[kind]
     assert summary["kind"] == kind and summary["messages"] > 0 and summary["chunks"] > 0
+    chunks = (root / kind / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(chunks) == summary["chunks"]
+
+
+def test_every_format_s_chunks_extract_and_run_through_every_layer(
+    imported: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """``extract --model offline:rules`` and ``run`` (every layer, the report) on the chunks
+    of all eight formats as one corpus — each format's conversations named KIND-… so that
+    their ids cannot meet. Each format ran its own extract and run before: the same commands
+    on the same chunks, with eight times their start-up."""
+    root, summaries = imported
+    lines = []
+    for kind in sorted(ROUND_TRIPS):
+        for line in (root / kind / "chunks.jsonl").read_text(encoding="utf-8").splitlines():
+            chunk = json.loads(line)
+            chunk["chunk_id"] = f"{kind}-{chunk['chunk_id']}"
+            chunk["conversation_id"] = f"{kind}-{chunk['conversation_id']}"
+            lines.append(json.dumps(chunk, ensure_ascii=False) + "\n")
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "chunks.jsonl").write_text("".join(lines), encoding="utf-8")
+    total = sum(summary["chunks"] for summary in summaries.values())
+    assert len(lines) == total
     extracted = chatledger(
         "extract", "--model", "offline:rules", "--chunks", "corpus/chunks.jsonl",
         "--out", "corpus/rules.jsonl", "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     assert extracted.code == 0, extracted.err
-    assert json.loads(extracted.out)["written"] == summary["chunks"]
+    assert json.loads(extracted.out)["written"] == total
     (tmp_path / "run.yaml").write_text(
         "chunks: corpus/chunks.jsonl\n"
         "reference: {file: corpus/rules.jsonl, name: rules}\n"
@@ -56,8 +90,11 @@ def test_import_extract_run(kind: str, tmp_path: Path) -> None:
     assert ran.code == 0, ran.err
     board = json.loads(ran.out)["leaderboard"]
     assert [m["name"] for m in board] == ["again"]
-    # The same extractor on the same chunks: downstream agrees completely.
+    # The same extractor on the same chunks: downstream agrees completely, in every format's
+    # conversations (an agreement below 1 anywhere would pull the whole below 1).
     assert board[0]["layers"]["downstream"] == pytest.approx(1.0)
+    record = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert record["chunks"] == total
     assert (tmp_path / "run" / "report.html").exists()
 
 
