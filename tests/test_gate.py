@@ -524,10 +524,17 @@ def test_github_annotations_and_the_step_summary(
     assert "| fields.topics max_drop 0.02 | 1 | 0.8333 | -0.1667 |" in text
 
 
-def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _pytest(folder: Path, *args: str, autoload: bool = True) -> subprocess.CompletedProcess[str]:
+    """pytest in ``folder``; ``autoload=False``: with no installed plugin but ours (loaded by
+    name), for the checks of the plugin's options once its entry point has been seen to load
+    it — every plugin of the test environment costs ~1.7 CPU-s a start."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    plugins: tuple[str, ...] = ()
+    if not autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        plugins = ("-p", "chatledger.pytest_plugin")
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *plugins, "-q", *args],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -549,7 +556,9 @@ def test_the_pytest_plugin_makes_each_rule_a_test(runs: dict[str, Path], tmp_pat
     assert "2 passed" in passed.stdout
     assert 'name="fields.topics max_drop 0.02"' in report.read_text(encoding="utf-8")
 
-    strict = _pytest(tmp_path, "--chatledger-gate", str(rules), "--chatledger-strict")
+    strict = _pytest(
+        tmp_path, "--chatledger-gate", str(rules), "--chatledger-strict", autoload=False
+    )
     assert strict.returncode == 1
     assert "1 failed, 1 passed" in strict.stdout
     assert "chatledger gate: fields.topics max_drop 0.02 failed" in strict.stdout
@@ -562,11 +571,17 @@ def test_the_pytest_plugin_makes_each_rule_a_test(runs: dict[str, Path], tmp_pat
         str(runs["clear"]),
         "-k",
         "topics",
+        autoload=False,
     )
     assert other.returncode == 1 and "1 failed, 1 deselected" in other.stdout
 
     wrong = _pytest(
-        tmp_path, "--chatledger-gate", str(rules), "--chatledger-candidate", str(runs["fewer"])
+        tmp_path,
+        "--chatledger-gate",
+        str(rules),
+        "--chatledger-candidate",
+        str(runs["fewer"]),
+        autoload=False,
     )
     assert wrong.returncode == 4  # pytest's usage error
     assert "do not share their chunks" in wrong.stderr
