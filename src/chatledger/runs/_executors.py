@@ -224,17 +224,12 @@ class DaskExecutor(Executor):
     def _start(self, distributed: Any, address: str | None) -> None:
         try:
             if address is None:
-                self._cluster = distributed.LocalCluster(
-                    n_workers=os.cpu_count() or 1,
-                    threads_per_worker=1,  # the units are CPU-bound Python: one per process
-                    processes=True,
-                    # Its HTTP server on a free loopback port: None means the default 8787,
-                    # and a second cluster on the machine (another run, a `dask scheduler`)
-                    # then prints a UserWarning into the run's output.
-                    dashboard_address="127.0.0.1:0",
-                    host="127.0.0.1",
-                    silence_logs=logging.ERROR,  # no nanny chatter on a normal close
-                )
+                # No statistical profiler in the run's own workers: it samples every worker's
+                # stack every 10 ms (a thread that takes the GIL from the unit it samples) for
+                # a dashboard the run never shows. Nannies hand the config to their workers.
+                dask: Any = importlib.import_module("dask")
+                with dask.config.set({"distributed.worker.profile.enabled": False}):
+                    self._cluster = self._local_cluster(distributed)
                 self._client = distributed.Client(self._cluster)
             else:
                 self._client = distributed.Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
@@ -243,6 +238,20 @@ class DaskExecutor(Executor):
                 self._cluster.close()
             where = address or "a LocalCluster"
             raise EnvironmentFault(f"cannot start or reach Dask ({where}): {exc}") from None
+
+    @staticmethod
+    def _local_cluster(distributed: Any) -> Any:
+        return distributed.LocalCluster(
+            n_workers=os.cpu_count() or 1,
+            threads_per_worker=1,  # the units are CPU-bound Python: one per process
+            processes=True,
+            # Its HTTP server on a free loopback port: None means the default 8787, and a
+            # second cluster on the machine (another run, a `dask scheduler`) then prints a
+            # UserWarning into the run's output.
+            dashboard_address="127.0.0.1:0",
+            host="127.0.0.1",
+            silence_logs=logging.ERROR,  # no nanny chatter on a normal close
+        )
 
     def warm_up(self) -> None:
         # Each worker unpickles a unit's function on its first unit: importing the scoring
