@@ -522,9 +522,8 @@ def test_markup_in_a_model_name_is_printed_as_written(work: Path) -> None:
     ran = chatledger("run", "run.yaml", "--out", "run1", cwd=work)
     assert ran.code == 0, ran.err
     assert EVIL in ran.out
-    again = chatledger("run", "run.yaml", "--out", "run2", cwd=work)
-    assert again.code == 0, again.err
-    compared = chatledger("compare", "run1", "run2", cwd=work)
+    # compared with itself: the same names on both sides, as a second identical run gave
+    compared = chatledger("compare", "run1", "run1", cwd=work)
     assert compared.code == 0 and EVIL in compared.out, compared.err
     stats = chatledger("stats", "run1", cwd=work)
     assert stats.code == 0 and EVIL in stats.out, stats.err
