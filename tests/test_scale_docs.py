@@ -49,3 +49,13 @@ def test_speed_table() -> None:
     data = json.loads((RESULTS / "bench_scale_speed_1k.json").read_text(encoding="utf-8"))
     check_block("docs/scale.md", "scale-speed-1k", "\n".join(_table(data)))
     assert set(data["1000"]) == {"local", "processes:2", "dask"}
+
+
+def test_quiet_speed_table() -> None:
+    """Three interleaved 1,000-chunk rounds in a quiet window (bench_scale.py --sizes 1000
+    --no-baseline --rounds 3 --dask): medians, the load they ran at."""
+    data = json.loads((RESULTS / "bench_scale_speed_1k_quiet.json").read_text(encoding="utf-8"))
+    check_block("docs/scale.md", "scale-speed-1k-quiet", "\n".join(_table(data)))
+    assert data["rounds"] == 3 and set(data["1000"]) == {"local", "processes:2", "dask"}
+    for entry in data["1000"].values():
+        assert len(entry["rounds"]) == 3 and entry["load_before"] < 2.0
