@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -51,23 +52,32 @@ def tree(root: int, table: dict[int, tuple[int, int, int]]) -> list[int]:
     return found
 
 
-def measure(command: Sequence[str], *, every_s: float = 0.1) -> dict[str, float]:
+def measure(
+    command: Sequence[str], *, every_s: float = 0.1, timeline_s: float | None = None
+) -> dict[str, Any]:
     """Run ``command`` (stdout dropped) and return its wall seconds, CPU seconds of the whole
     tree (each process counted at its last sample: a process's last ``every_s`` may be
     missed), peak memory (largest sum of RSS at one sample, MB) and how many processes the
-    tree had. A non-zero exit stops the benchmark with the end of its stderr."""
+    tree had. With ``timeline_s``, also ``timeline``: [seconds since the start, the largest
+    tree RSS (MB) in that window] per window of ``timeline_s`` seconds (where the peak is
+    reached). A non-zero exit stops the benchmark with the end of its stderr."""
     started = time.perf_counter()
     process = subprocess.Popen(
         list(command), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     peak_kb, cpu_ticks, done = 0, {}, threading.Event()
+    windows: dict[int, int] = {}
 
     def sample() -> None:
         nonlocal peak_kb
         while not done.is_set():
             table = processes()
             pids = tree(process.pid, table)
-            peak_kb = max(peak_kb, sum(table[pid][1] for pid in pids))
+            rss_kb = sum(table[pid][1] for pid in pids)
+            peak_kb = max(peak_kb, rss_kb)
+            if timeline_s is not None:
+                window = int((time.perf_counter() - started) / timeline_s)
+                windows[window] = max(windows.get(window, 0), rss_kb)
             for pid in pids:
                 cpu_ticks[pid] = table[pid][2]
             time.sleep(every_s)
@@ -80,9 +90,14 @@ def measure(command: Sequence[str], *, every_s: float = 0.1) -> dict[str, float]
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"{command[-1]}: exit {process.returncode}: {err[-2000:]}")
-    return {
+    result: dict[str, Any] = {
         "wall_s": round(wall, 2),
         "cpu_s": round(sum(cpu_ticks.values()) / TICKS, 2),
         "peak_tree_mb": round(peak_kb / 1024, 1),
         "processes": len(cpu_ticks),
     }
+    if timeline_s is not None:
+        result["timeline"] = [
+            [round(w * timeline_s, 1), round(kb / 1024, 1)] for w, kb in sorted(windows.items())
+        ]
+    return result

@@ -508,19 +508,33 @@ class _Noise:
 def write_run_corpus(directory: Path, n_chunks: int, name: str) -> Path:
     """A whole-run benchmark's inputs: the corpus, two simulated challengers beside the synthetic
     one (b: 20 % of items dropped; c: paraphrased and polarities flipped), and the run config
-    with all three layers and the grounding judge; returns the config's path."""
-    from chatledger.corpus import read_chunks, read_extractions
-    from chatledger.simulate import simulate_records, write_records
+    with all three layers and the grounding judge; returns the config's path.
 
-    chunks_path, _reference_path, challenger_path = generate(n_chunks, seed=0).write(directory)
-    chunks = read_chunks(chunks_path)
-    challenger = read_extractions(challenger_path).records
+    Every file is written as it is generated, one chunk at a time (the bytes ``generate(...)
+    .write`` and ``simulate_records`` over whole files would give; each chunk's corruption is
+    seeded by the chunk alone): memory stays flat whatever ``n_chunks``."""
+    from chatledger.corpus import ExtractionStream, iter_chunks
+    from chatledger.simulate import record_lines, simulate_records
+
+    chunks_path, _reference_path, challenger_path = write_corpus(n_chunks, 0, directory)
     edits = (("b", [("drop", 0.2)]), ("c", [("paraphrase", 0.3), ("flip_polarity", 0.3)]))
-    for label, ops in edits:
-        write_records(
-            simulate_records(challenger, chunks, ops, seed=1, label=label),
-            directory / f"challenger_{label}.jsonl",
-        )
+    challenger = ExtractionStream(challenger_path)
+    with ExitStack() as stack:
+        outputs = [
+            stack.enter_context(
+                (directory / f"challenger_{label}.jsonl").open("w", encoding="utf-8")
+            )
+            for label, _ in edits
+        ]
+        for chunk in iter_chunks(chunks_path):
+            record = challenger.take(chunk.chunk_id)
+            if record is None:
+                continue
+            for handle, (label, ops) in zip(outputs, edits, strict=True):
+                simulated = simulate_records(
+                    {chunk.chunk_id: record}, [chunk], ops, seed=1, label=label
+                )
+                handle.writelines(record_lines(simulated))
     files = ["challenger.jsonl", "challenger_b.jsonl", "challenger_c.jsonl"]
     config = {
         "name": name,

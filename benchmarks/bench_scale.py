@@ -25,9 +25,13 @@ Run:
     # local / processes:2 / dask interleaved three times, medians
     python benchmarks/bench_scale.py --sizes 1000 --no-baseline --rounds 3 --dask \
         --out bench_scale_speed.json
-``--corpora DIR`` keeps the generated corpora in DIR/<chunks>/ and reuses them (100,000 chunks
-take ~40 minutes to generate on a loaded machine). Writes benchmarks/results/bench_scale.json
-(or --out).
+``--corpora DIR`` keeps the generated corpora in DIR/<chunks>/ and reuses them. Each corpus is
+generated in a child process measured like a run (``generated`` in the results: wall, CPU,
+peak; the generator writes as it goes, so its peak does not depend on the size).
+``--generate-only`` (with ``--corpora``) makes the corpora and records only that.
+``--timeline S`` records the tree's largest RSS in each S-second window of every run (where
+in the run the peak comes). Per-chunk wall and CPU (ms) are beside each size's figures.
+Writes benchmarks/results/bench_scale.json (or --out).
 """
 
 from __future__ import annotations
@@ -38,44 +42,52 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
+from typing import Any
 
 from _proctree import measure  # the script's folder is on sys.path
-from _synthetic import write_run_corpus
 
 
-def run_once(config: Path, out: Path, executor: str) -> dict[str, float]:
+def run_once(
+    config: Path, out: Path, executor: str, timeline_s: float | None = None
+) -> dict[str, Any]:
     cli = [sys.executable, "-m", "chatledger", "run", str(config), "--out", str(out)]
     load_before = os.getloadavg()[0]
-    entry = measure([*cli, "--no-report", "--executor", executor])
+    entry = measure([*cli, "--no-report", "--executor", executor], timeline_s=timeline_s)
     entry["load_before"] = round(load_before, 1)
     entry["load_after"] = round(os.getloadavg()[0], 1)
     return entry
 
 
-def median_entry(rounds: list[dict[str, float]]) -> dict[str, float]:
+def median_entry(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """The median of each figure over the rounds (one round: itself), the rounds beside."""
     if len(rounds) == 1:
         return rounds[0]
     keys = ("wall_s", "cpu_s", "peak_tree_mb", "load_before", "load_after")
-    entry: dict[str, float] = {k: round(statistics.median(r[k] for r in rounds), 2) for k in keys}
+    entry: dict[str, Any] = {k: round(statistics.median(r[k] for r in rounds), 2) for k in keys}
     entry["processes"] = rounds[0]["processes"]
-    entry["rounds"] = rounds  # type: ignore[assignment]
+    entry["rounds"] = rounds
     return entry
 
 
-def corpus(root: Path, size: int) -> Path:
-    """The run config of a generated corpus of ``size`` chunks under ``root`` (made once)."""
+def corpus(root: Path, size: int, generated: dict[str, Any]) -> Path:
+    """The run config of a generated corpus of ``size`` chunks under ``root`` (made once, by
+    a measured child process: its wall, CPU and peak go to ``generated[str(size)]``)."""
     folder = root / str(size)
     config = folder / "run.yaml"
     if config.is_file():
         return config
     folder.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    written = write_run_corpus(folder, size, f"scale-{size}")
-    print(f"generated {size} chunks in {time.perf_counter() - t0:.1f} s", flush=True)
-    return written
+    code = (
+        "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+        "from _synthetic import write_run_corpus; "
+        "write_run_corpus(Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4])"
+    )
+    here = str(Path(__file__).parent)
+    entry = measure([sys.executable, "-c", code, here, str(folder), str(size), f"scale-{size}"])
+    generated[str(size)] = entry
+    print(f"generated {size} chunks", json.dumps(entry), flush=True)
+    return config
 
 
 def main() -> None:
@@ -89,6 +101,12 @@ def main() -> None:
     parser.add_argument("--corpora", type=Path, help="keep and reuse generated corpora here")
     parser.add_argument("--no-baseline", action="store_true", help="no growth per chunk")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved repeats (medians)")
+    parser.add_argument(
+        "--generate-only", action="store_true", help="only make the corpora (with --corpora)"
+    )
+    parser.add_argument(
+        "--timeline", type=float, metavar="S", help="record the tree's RSS per S-second window"
+    )
     args = parser.parse_args()
     sizes = sorted({*args.sizes, *([100_000] if args.with_100k else [])})
     executors = [*args.executors, *(["dask"] if args.dask else [])]
@@ -101,12 +119,16 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         root = args.corpora if args.corpora is not None else Path(tmp) / "corpora"
+        generated: dict[str, Any] = {}
+        results["generated"] = generated
         configs = {
-            size: corpus(root, size)
+            size: corpus(root, size, generated)
             for size in [*([] if args.no_baseline else [args.baseline]), *sizes]
         }
-        base: dict[str, dict[str, float]] = {}
-        if not args.no_baseline:
+        base: dict[str, dict[str, Any]] = {}
+        if args.generate_only:
+            sizes = []
+        elif not args.no_baseline:
             base = {
                 executor: run_once(configs[args.baseline], Path(tmp) / f"base-{i}", executor)
                 for i, executor in enumerate(executors)
@@ -114,14 +136,14 @@ def main() -> None:
             print("baseline", json.dumps(base), flush=True)
             results["baseline"] = base
         for size in sizes:
-            rounds: dict[str, list[dict[str, float]]] = {e: [] for e in executors}
+            rounds: dict[str, list[dict[str, Any]]] = {e: [] for e in executors}
             for r in range(args.rounds):
                 for i, executor in enumerate(executors):
                     out = Path(tmp) / f"out-{size}-{i}-{r}"
-                    entry = run_once(configs[size], out, executor)
+                    entry = run_once(configs[size], out, executor, args.timeline)
                     rounds[executor].append(entry)
                     print(size, executor, json.dumps(entry), flush=True)
-            by_executor: dict[str, dict[str, float]] = {}
+            by_executor: dict[str, dict[str, Any]] = {}
             for executor in executors:
                 entry = median_entry(rounds[executor])
                 if executor in base:
@@ -129,6 +151,8 @@ def main() -> None:
                     entry["growth_kb_per_chunk"] = round(
                         growth_mb * 1024 / (size - args.baseline), 1
                     )
+                entry["wall_ms_per_chunk"] = round(entry["wall_s"] * 1000 / size, 2)
+                entry["cpu_ms_per_chunk"] = round(entry["cpu_s"] * 1000 / size, 2)
                 by_executor[executor] = entry
             local = by_executor.get("local")
             if local is not None:

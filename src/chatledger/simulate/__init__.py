@@ -3,6 +3,7 @@
 from chatledger.simulate._challengers import (
     LADDER,
     SIMULATED_PREFIX,
+    record_lines,
     simulate_records,
     simulate_with_truth,
     simulated_name,
@@ -52,6 +53,7 @@ __all__ = [
     "item_draw",
     "operator_class",
     "read_truth",
+    "record_lines",
     "simulate_records",
     "simulate_with_truth",
     "simulated_name",

@@ -7,7 +7,7 @@ as a real model.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from chatledger.core import Chunk, ExtractionRecord, ExtractionV3, RecordStatus, atomic_writer
@@ -110,13 +110,19 @@ def _corrupt_chunk(
 def write_records(records: Mapping[str, ExtractionRecord], path: Path) -> None:
     """Write records in the extraction JSONL format (valid records only)."""
     with atomic_writer(path) as handle:
-        for record in records.values():
-            if record.extraction is None:
-                continue
-            line = {
-                "chunk_id": record.chunk_id,
-                "model": record.model,
-                "extraction": record.extraction.model_dump(mode="json"),
-                "usage": record.usage.model_dump(mode="json"),
-            }
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        for line in record_lines(records):
+            handle.write(line)
+
+
+def record_lines(records: Mapping[str, ExtractionRecord]) -> Iterator[str]:
+    """The lines :func:`write_records` writes, newline included, one record at a time."""
+    for record in records.values():
+        if record.extraction is None:
+            continue
+        line = {
+            "chunk_id": record.chunk_id,
+            "model": record.model,
+            "extraction": record.extraction.model_dump(mode="json"),
+            "usage": record.usage.model_dump(mode="json"),
+        }
+        yield json.dumps(line, ensure_ascii=False) + "\n"
