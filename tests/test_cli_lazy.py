@@ -193,6 +193,13 @@ def test_gate_and_stats_load_only_what_reading_a_run_uses(tmp_path: Path) -> Non
         "chatledger.record._structbench",
         "chatledger.record._what_breaks",
         "xml.etree.ElementTree",
+        # no chunk, extraction or schema class: the consumers' counts are read from the stage
+        "chatledger.core._chunk",
+        "chatledger.core._record",
+        "chatledger.core._schema",
+        # the per-chunk tables are read as single files (ParquetFile), not as a dataset
+        "pyarrow.dataset",
+        "pyarrow.compute",
     }
     # --strict: the small run has too few conversations for an interval (the rule would be
     # undecided, exit 3); the paired figures are computed either way
@@ -213,6 +220,19 @@ def test_a_lazy_package_loads_each_name_from_its_module(package: str) -> None:
     for name in lazy.__all__:
         module = importlib.import_module(f"chatledger.{package}.{lazy._WHERE[name]}")
         assert getattr(lazy, name) is getattr(module, name)
+
+
+def test_the_core_package_loads_its_pydantic_classes_on_first_use() -> None:
+    import chatledger.core as core
+
+    assert set(core._WHERE) <= set(core.__all__)
+    for name in core.__all__:
+        where = core._WHERE.get(name)
+        if where is not None:
+            module = importlib.import_module(f"chatledger.core.{where}")
+            assert getattr(core, name) is getattr(module, name)
+        else:
+            assert name in vars(core)  # loaded with the package
 
 
 def test_the_record_package_loads_its_other_records_on_first_use() -> None:

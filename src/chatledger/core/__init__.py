@@ -1,6 +1,46 @@
-"""Dependency-free types of ChatLedger: chunks, extraction schema, records, field table."""
+"""Dependency-free types of ChatLedger: chunks, extraction schema, records, field table.
 
-from chatledger.core._chunk import LONG_CHUNK_MESSAGES, Chunk, Message, long_chunk_note
+The pydantic classes of chunks, extraction records and the extraction schema are loaded on
+first use (:data:`_WHERE`): building them is most of what importing this package costs, and
+a reader of a finished run (``gate``, ``stats``) reads no chunk and no extraction.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatledger.core._chunk import LONG_CHUNK_MESSAGES, Chunk, Message, long_chunk_note
+    from chatledger.core._record import (
+        RECORDED_PREFIX,
+        ExtractionRecord,
+        Problem,
+        RecordStatus,
+        Usage,
+    )
+    from chatledger.core._schema import (
+        SCHEMA_MODELS,
+        ActionItem,
+        Assumption,
+        Claim,
+        Decision,
+        EmotionalArc,
+        Entity,
+        Extraction,
+        ExtractionV1,
+        ExtractionV3,
+        Link,
+        NegotiationMove,
+        OpenQuestion,
+        Phase,
+        QAPair,
+        ToneReading,
+        TurningPoint,
+        WarningItem,
+        extraction_json_schema,
+    )
+
 from chatledger.core._errors import (
     ChatLedgerError,
     EnvironmentFault,
@@ -33,35 +73,7 @@ from chatledger.core._files import (
     resolve_inside,
     strict_json,
 )
-from chatledger.core._record import (
-    RECORDED_PREFIX,
-    ExtractionRecord,
-    Problem,
-    RecordStatus,
-    Usage,
-)
 from chatledger.core._registry import PluginError, Registry
-from chatledger.core._schema import (
-    SCHEMA_MODELS,
-    ActionItem,
-    Assumption,
-    Claim,
-    Decision,
-    EmotionalArc,
-    Entity,
-    Extraction,
-    ExtractionV1,
-    ExtractionV3,
-    Link,
-    NegotiationMove,
-    OpenQuestion,
-    Phase,
-    QAPair,
-    ToneReading,
-    TurningPoint,
-    WarningItem,
-    extraction_json_schema,
-)
 from chatledger.core._vocabulary import DEFAULT_VOCABULARY, Vocabulary
 
 __all__ = [
@@ -127,3 +139,44 @@ __all__ = [
     "resolve_inside",
     "strict_json",
 ]
+
+
+# Loaded on first use (name → module); tests/test_cli_lazy.py holds it to the modules.
+_WHERE = {
+    **dict.fromkeys(("LONG_CHUNK_MESSAGES", "Chunk", "Message", "long_chunk_note"), "_chunk"),
+    **dict.fromkeys(
+        ("RECORDED_PREFIX", "ExtractionRecord", "Problem", "RecordStatus", "Usage"), "_record"
+    ),
+    **dict.fromkeys(
+        (
+            "SCHEMA_MODELS",
+            "ActionItem",
+            "Assumption",
+            "Claim",
+            "Decision",
+            "EmotionalArc",
+            "Entity",
+            "Extraction",
+            "ExtractionV1",
+            "ExtractionV3",
+            "Link",
+            "NegotiationMove",
+            "OpenQuestion",
+            "Phase",
+            "QAPair",
+            "ToneReading",
+            "TurningPoint",
+            "WarningItem",
+            "extraction_json_schema",
+        ),
+        "_schema",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(import_module(f"chatledger.core.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'chatledger.core' has no attribute {name!r}")

@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatledger.core import Chunk, ExtractionRecord, ExtractionV3, InputError, RecordStatus
+from chatledger.core import InputError
 from chatledger.scoring import ChunkContext
+
+if TYPE_CHECKING:  # the consumers' counts are read by gate and stats, which read no chunk
+    from chatledger.core import Chunk, ExtractionRecord, ExtractionV3
 
 UNDATED = "undated"
 PARTICIPANT_THRESHOLD = 70.0  # the participant resolution of layer 1, on 0-100
@@ -109,6 +112,8 @@ def _first_time(chunk: Chunk) -> tuple[datetime, str] | None:
 
 
 def _usable(record: ExtractionRecord | None) -> ExtractionV3:
+    from chatledger.core import ExtractionV3, RecordStatus
+
     if record is None or record.status is not RecordStatus.OK or record.extraction is None:
         return ExtractionV3()
     return record.extraction

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
-from chatledger.core import Claim
 from chatledger.downstream._agreement import (
     F1_COUNTS,
     F1_EVIDENCE,
@@ -37,6 +37,9 @@ from chatledger.downstream._base import (
 )
 from chatledger.downstream._conversation import ChunkView, ConversationView
 from chatledger.matching import FloatMatrix, preprocess, subject_similarity
+
+if TYPE_CHECKING:
+    from chatledger.core import Claim
 
 CHUNK_WINDOW = 1  # a drift event matches one at most this many chunk positions away
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from chatledger.core import ExtractionV3
 from chatledger.downstream._agreement import (
     F1_COUNTS,
     F1_EVIDENCE,
@@ -33,6 +33,9 @@ from chatledger.downstream._base import (
     FloatArray,
 )
 from chatledger.downstream._conversation import ConversationView
+
+if TYPE_CHECKING:
+    from chatledger.core import ExtractionV3
 
 ARGUMENT = "argument"
 EMOTIONAL_PEAK = "emotional_peak"

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from chatledger.core import Chunk, ExtractionRecord
 from chatledger.downstream._arcs import conversation_arc
 from chatledger.downstream._conversation import ConversationView, build_conversations
 from chatledger.downstream._daily import conversation_report
 from chatledger.downstream._drift import conversation_drifts
 from chatledger.downstream._escalation import conversation_flags
 from chatledger.downstream._loops import conversation_loops
+
+if TYPE_CHECKING:
+    from chatledger.core import Chunk, ExtractionRecord
 
 
 def _inline(text: str) -> str:

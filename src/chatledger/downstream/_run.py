@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from chatledger.core import FIELDS_V3, Chunk, ExtractionRecord, InputError, RecordStatus
+from chatledger.core import FIELDS_V3, InputError
 from chatledger.downstream._base import (
     CONSUMERS,
     ConsumerAgreement,
@@ -24,6 +24,9 @@ from chatledger.downstream._base import (
 )
 from chatledger.downstream._conversation import build_conversations
 from chatledger.scoring import NO_EVENTS, WeightError, combine, combine_arrays, merge_weights
+
+if TYPE_CHECKING:
+    from chatledger.core import Chunk, ExtractionRecord
 
 # The built-in consumers; a consumer another package adds (CONSUMERS, entry-point group
 # chatledger.consumers) takes part when the weights name it (:func:`consumer_names`).
@@ -81,12 +84,11 @@ def reference_coverage(
 def narrow_coverage(covered: set[str] | None, record: ExtractionRecord | None) -> set[str] | None:
     """One step of :func:`reference_coverage` (a reader streaming the reference): what is
     covered once ``record`` is counted (None: nothing restricts yet)."""
-    if (
-        record is None
-        or record.status is not RecordStatus.OK
-        or record.extraction is None
-        or record.covers is None
-    ):
+    if record is None:
+        return covered
+    from chatledger.core import RecordStatus  # a record exists: its module is loaded
+
+    if record.status is not RecordStatus.OK or record.extraction is None or record.covers is None:
         return covered
     return set(record.covers) if covered is None else covered & set(record.covers)
 

@@ -206,7 +206,8 @@ class StageStore:
             output = StageFigures.model_validate_json(meta_path.read_bytes())
             if output.key != key or output.version != STAGE_VERSION:
                 return None
-            table = pq.read_table(chunks_path)
+            with pq.ParquetFile(chunks_path) as chunks:  # not read_table: no pyarrow.dataset
+                table = chunks.read()
         except (OSError, ValidationError, pa.ArrowException):
             return None
         output.per_chunk = table.column(PER_CHUNK).to_pylist()

@@ -5,13 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rapidfuzz import fuzz, utils
 
-from chatledger.core import Chunk
 from chatledger.matching import IndexArrayPair, TextMatcher, assign, preprocess, token_set_matrix
 from chatledger.scoring._config import ScoringConfig
+
+if TYPE_CHECKING:
+    from chatledger.core import Chunk
 
 _DIGITS = re.compile(r"(\d+)")
 

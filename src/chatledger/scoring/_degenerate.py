@@ -20,11 +20,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chatledger.core import FIELDS_V3, Chunk, ExtractionRecord, ExtractionV3
+from chatledger.core import FIELDS_V3
 from chatledger.scoring._message_ids import cited_message_ids
+
+if TYPE_CHECKING:  # the run record holds DegenerateOutputs: a reader of it loads no schema
+    from chatledger.core import Chunk, ExtractionRecord, ExtractionV3
 
 DUPLICATE_AT = 3
 CUT_FINISH_REASONS = frozenset({"length", "max_tokens"})

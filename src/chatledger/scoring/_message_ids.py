@@ -4,8 +4,12 @@ chunk does not hold) and for the per-model count of foreign ids (DegenerateOutpu
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from chatledger.core import FIELDS_V3, ExtractionV3
+from chatledger.core import FIELDS_V3
+
+if TYPE_CHECKING:
+    from chatledger.core import ExtractionV3
 
 
 def cited_message_ids(

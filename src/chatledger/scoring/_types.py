@@ -6,9 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from chatledger.core import ExtractionV3, Registry
+from chatledger.core import Registry
 
 if TYPE_CHECKING:  # the scorers' context needs the matchers (rapidfuzz); readers of a run do not
+    from chatledger.core import ExtractionV3  # nor the schema's classes
     from chatledger.scoring._context import ScoringContext
 
 
@@ -45,7 +46,7 @@ class FieldScore:
         return self.n_reference == 0 and self.n_predicted == 0
 
 
-FieldScorer = Callable[[ExtractionV3, ExtractionV3, "ScoringContext"], FieldScore]
+FieldScorer = Callable[["ExtractionV3", "ExtractionV3", "ScoringContext"], FieldScore]
 
 
 @dataclass(frozen=True)
