@@ -485,7 +485,7 @@ def test_run_over_casino_gold_names_the_skipped_consumers(tmp_path: Path) -> Non
     assert model.layers["downstream"] == drift
     # The stage keeps each conversation's counts (every CaSiNo dialogue is one conversation).
     stored = json.loads((out / "stages" / "rules" / "downstream.json").read_text())
-    assert stored["version"] == STAGE_VERSION == 6
+    assert stored["version"] == STAGE_VERSION == 7
     conversations = list(
         dict.fromkeys(c.conversation_id for c in read_chunks(CASINO / "chunks.jsonl"))
     )

@@ -39,12 +39,15 @@ from chatledger.downstream._drift import DriftConsumer, DriftEvent
 from chatledger.downstream._escalation import EscalationConsumer, EscalationFlag
 from chatledger.downstream._loops import LoopItem, LoopsConsumer
 from chatledger.downstream._markdown import render_pipeline_markdown
+from chatledger.downstream._merge import AgreementMerger, ItemSpool
 from chatledger.downstream._run import (
     CONSUMER_NAMES,
+    CombinedAgreements,
     ConsumerOutputs,
     ConsumerResult,
     DownstreamReport,
     build_outputs,
+    combine_agreements,
     compare_outputs,
     composite_from_counts,
     consumer_names,
@@ -62,10 +65,12 @@ __all__ = [
     "CONSUMER_NAMES",
     "UNDATED",
     "VALENCE",
+    "AgreementMerger",
     "ArcPoint",
     "ArcsConsumer",
     "ChunkRef",
     "ChunkView",
+    "CombinedAgreements",
     "Consumer",
     "ConsumerAgreement",
     "ConsumerOutput",
@@ -81,12 +86,14 @@ __all__ = [
     "EscalationConsumer",
     "EscalationFlag",
     "Highlight",
+    "ItemSpool",
     "LoopItem",
     "LoopsConsumer",
     "build_conversations",
     "build_outputs",
     "cluster_texts",
     "cohen_kappa",
+    "combine_agreements",
     "compare_outputs",
     "composite_from_counts",
     "consumer_names",

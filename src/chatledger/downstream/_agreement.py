@@ -131,12 +131,28 @@ def cohen_kappa(reference: Sequence[bool], challenger: Sequence[bool]) -> float:
     """
     if len(reference) != len(challenger):
         raise ValueError("raters must rate the same units")
-    n = len(reference)
+    return kappa_of_table(rating_table(reference, challenger))
+
+
+def rating_table(reference: Sequence[bool], challenger: Sequence[bool]) -> tuple[int, ...]:
+    """(units, units rated alike, units the reference rated True, units the challenger rated
+    True): what :func:`cohen_kappa` is a function of; tables of disjoint units add up."""
+    return (
+        len(reference),
+        sum(1 for a, b in zip(reference, challenger, strict=True) if a == b),
+        sum(reference),
+        sum(challenger),
+    )
+
+
+def kappa_of_table(table: Sequence[int]) -> float:
+    """:func:`cohen_kappa` of a :func:`rating_table` (or the sum of several)."""
+    n, alike, reference_true, challenger_true = table
     if n == 0:
         return 1.0
-    observed = sum(1 for a, b in zip(reference, challenger, strict=True) if a == b) / n
-    p_ref = sum(reference) / n
-    p_chal = sum(challenger) / n
+    observed = alike / n
+    p_ref = reference_true / n
+    p_chal = challenger_true / n
     expected = p_ref * p_chal + (1.0 - p_ref) * (1.0 - p_chal)
     if expected >= 1.0:
         return 1.0

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from chatledger.downstream._agreement import (
     F1_COUNTS,
     F1_EVIDENCE,
-    cohen_kappa,
     f1_agreement,
+    kappa_of_table,
+    rating_table,
     union_chunks,
 )
 from chatledger.downstream._base import (
@@ -132,29 +133,43 @@ class EscalationConsumer(Consumer[EscalationFlag]):
         ref = set(reference.events)
         chal = set(challenger.events)
         both = ref & chal
-        chunks = [(c.conversation_id, c.chunk_id) for c in union_chunks(reference, challenger)]
-        ref_on = {(f.conversation_id, f.chunk_id, f.flag) for f in ref}
-        chal_on = {(f.conversation_id, f.chunk_id, f.flag) for f in chal}
-        kappas: dict[str, float] = {}
-        all_ref: list[bool] = []
-        all_chal: list[bool] = []
-        for flag in FLAGS:
-            ref_ratings = [(conv, cid, flag) in ref_on for conv, cid in chunks]
-            chal_ratings = [(conv, cid, flag) in chal_on for conv, cid in chunks]
-            kappas[f"kappa_{flag}"] = cohen_kappa(ref_ratings, chal_ratings)
-            all_ref.extend(ref_ratings)
-            all_chal.extend(chal_ratings)
-        details = {
-            "n_reference": len(ref),
-            "n_challenger": len(chal),
-            "matched": len(both),
-            "kappa": cohen_kappa(all_ref, all_chal),
-            **kappas,
-            "n_chunks": len(chunks),
-        }
+        tables = rating_tables(reference, challenger)
         return self.counted(
             {"matched": len(both), "n_reference": len(ref), "n_challenger": len(chal)},
-            details,
+            escalation_details(len(ref), len(chal), len(both), tables),
             [f for f in reference.events if f not in chal],
             [f for f in challenger.events if f not in ref],
         )
+
+
+def rating_tables(
+    reference: ConsumerOutput[EscalationFlag], challenger: ConsumerOutput[EscalationFlag]
+) -> dict[str, tuple[int, ...]]:
+    """Per flag, the :func:`rating_table` of the two sides over the chunks either looked at
+    (flagged or not); the tables of disjoint conversations add up."""
+    chunks = [(c.conversation_id, c.chunk_id) for c in union_chunks(reference, challenger)]
+    ref_on = {(f.conversation_id, f.chunk_id, f.flag) for f in reference.events}
+    chal_on = {(f.conversation_id, f.chunk_id, f.flag) for f in challenger.events}
+    return {
+        flag: rating_table(
+            [(conv, cid, flag) in ref_on for conv, cid in chunks],
+            [(conv, cid, flag) in chal_on for conv, cid in chunks],
+        )
+        for flag in FLAGS
+    }
+
+
+def escalation_details(
+    n_reference: int, n_challenger: int, matched: int, tables: dict[str, tuple[int, ...]]
+) -> dict[str, Any]:
+    """The agreement's details: the counts, κ over every (chunk, flag) rating, κ per flag and
+    the chunks rated (each flag's table rates every chunk once)."""
+    overall = tuple(sum(parts) for parts in zip(*tables.values(), strict=True))
+    return {
+        "n_reference": n_reference,
+        "n_challenger": n_challenger,
+        "matched": matched,
+        "kappa": kappa_of_table(overall) if tables else 1.0,
+        **{f"kappa_{flag}": kappa_of_table(table) for flag, table in tables.items()},
+        "n_chunks": tables[FLAGS[0]][0] if tables else 0,
+    }

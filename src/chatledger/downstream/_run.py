@@ -294,30 +294,61 @@ def compare_outputs(
     for name in names:
         ref_out, chal_out = reference[name], challenger[name]
         agreements[name] = get_consumer(name).agreement(ref_out, chal_out)
-    silent = no_events({n: a.counts for n, a in agreements.items()})
-    combined = combine(
-        {n: a.agreement for n, a in agreements.items()},
-        {n: raw[n] for n in names},
-        dict.fromkeys(silent, NO_EVENTS),
-    )
+    combined = combine_agreements(agreements, weights, covered)
     results = {
         name: ConsumerResult(
-            name,
-            combined.weights.get(name, 0.0),
-            agreements[name],
-            reference[name],
-            challenger[name],
+            name, combined.weights[name], agreements[name], reference[name], challenger[name]
         )
         for name in names
     }
+    return DownstreamReport(
+        results,
+        combined.composite,
+        combined.skipped,
+        combined.left_out,
+        combined.renormalisation,
+    )
+
+
+@dataclass(frozen=True)
+class CombinedAgreements:
+    """What the consumers' agreements make together (:func:`combine_agreements`)."""
+
+    weights: dict[str, float]  # each consumer that ran: its share of the weights
+    composite: float | None
+    skipped: dict[str, list[str]]
+    left_out: dict[str, str]
+    renormalisation: str | None
+
+
+def combine_agreements(
+    agreements: Mapping[str, ConsumerAgreement],
+    weights: Mapping[str, float] | None = None,
+    covered: Collection[str] | None = None,
+) -> CombinedAgreements:
+    """The composite of the agreements of the consumers that ran (those :func:`compare_outputs`
+    compares, in the order of :func:`resolve_weights`), each consumer's weight in it, the
+    consumers skipped and those left out: :func:`compare_outputs`'s arithmetic, for
+    agreements however they were computed (a run merges them conversation by conversation)."""
+    raw = resolve_weights(weights)
+    skipped = skipped_consumers(covered, weights)
+    names = [name for name in raw if name not in skipped]
+    silent = no_events({n: agreements[n].counts for n in names})
+    combined = combine(
+        {n: agreements[n].agreement for n in names},
+        {n: raw[n] for n in names},
+        dict.fromkeys(silent, NO_EVENTS),
+    )
     composite = None
     if combined.value is not None:
-        composite = float(
-            composite_from_counts({n: a.counts for n, a in agreements.items()}, weights)
-        )
-    left_out = {n: r for n, r in combined.left_out.items() if n in results}
-    return DownstreamReport(
-        results, composite, skipped, left_out, combined.note("downstream") if left_out else None
+        composite = float(composite_from_counts({n: agreements[n].counts for n in names}, weights))
+    left_out = {n: r for n, r in combined.left_out.items() if n in names}
+    return CombinedAgreements(
+        {name: combined.weights.get(name, 0.0) for name in names},
+        composite,
+        skipped,
+        left_out,
+        combined.note("downstream") if left_out else None,
     )
 
 

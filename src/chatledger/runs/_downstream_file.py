@@ -36,5 +36,14 @@ class DownstreamWriter:
             self._handle.write(piece.replace("\n", _NESTED))
         self._models += 1
 
+    def add_text(self, model: str, text: IO[str]) -> None:
+        """:meth:`add` of the outputs whose ``iter_json`` text ``text`` holds (a downstream
+        stage's part file), copied a piece at a time."""
+        separator = _NESTED if self._models == 0 else "," + _NESTED
+        self._handle.write(separator + dumps_json(model) + ": ")
+        while piece := text.read(1 << 20):
+            self._handle.write(piece.replace("\n", _NESTED))
+        self._models += 1
+
     def close(self) -> None:
         self._handle.write("}\n}\n" if self._models == 0 else "\n  }\n}\n")

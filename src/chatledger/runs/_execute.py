@@ -41,6 +41,7 @@ from chatledger.core import (
     atomic_writer,
     file_sha256,
     first_validation_error,
+    iter_json,
     prepare_output_dir,
 )
 from chatledger.corpus import index_extraction_lines, iter_chunks, read_indexed_records
@@ -425,9 +426,9 @@ class _Run:
                     )
                 )
                 if "downstream" in outputs:
-                    down = outputs["downstream"].downstream
-                    if down is not None:
-                        downstream.add(plan.name, down.model_dump(mode="json"))
+                    part = store.lines_path(plan.file_key, "downstream")
+                    with part.open(encoding="utf-8", newline="") as text:
+                        downstream.add_text(plan.name, text)
                 del outputs
                 if plan.facts.variance is not None:
                     variance[plan.name] = plan.facts.variance
@@ -936,45 +937,90 @@ class _Run:
     ) -> tuple[StageOutput, pa.Table]:
         import pyarrow as pa
 
-        from chatledger.downstream import compare_outputs, merge_outputs
+        from chatledger.downstream import (
+            AgreementMerger,
+            combine_agreements,
+            get_consumer,
+            skipped_consumers,
+        )
+        from chatledger.downstream import (
+            resolve_weights as consumer_weights,
+        )
 
-        results = spool.take(plan.name, "downstream")
-        reference: dict[str, Any] = {}
-        challenger: dict[str, Any] = {}
+        weights = self.config.weights.consumers
         agreement: dict[str, float | None] = {}
         counts: dict[str, dict[str, dict[str, float]]] = {}
-        for batch in results:
-            reference.update(batch.reference_outputs)
-            challenger.update(batch.challenger_outputs)
-            agreement.update(batch.conversation_agreement)
-            counts.update(batch.conversation_counts)
+        mergers: dict[str, AgreementMerger] = {}
         # The whole reference's coverage, the same in every batch: consumers reading a field it
         # does not cover were skipped in each conversation and are skipped here.
-        covered = results[0].covered if results else None
-        units = len(results)
-        del results
-        report = compare_outputs(
-            merge_outputs(reference),
-            merge_outputs(challenger),
-            self.config.weights.consumers,
-            covered,
-        )
-        del reference, challenger
-        files.rows(downstream_rows(plan.name, report))  # no composite row when there is none
-        summary = DownstreamSummary(
-            consumers={
-                name: ConsumerSummary(**c.to_dict()) for name, c in report.consumers.items()
-            },
-            downstream_composite=report.downstream_composite,
-            skipped={name: list(missing) for name, missing in report.skipped.items()},
-            left_out=dict(report.left_out),
-            renormalisation=report.renormalisation,
-        )
+        covered: tuple[str, ...] | None = None
+        units = 0
+        try:
+            # Each consumer's agreement merged conversation by conversation, in the order the
+            # batches were made (issue 34: the outputs of every conversation were held and
+            # compared at once); the events it lists go to files as they come.
+            for batch in spool.each(plan.name, "downstream"):
+                if units == 0:
+                    covered = batch.covered
+                    skipped = skipped_consumers(covered, weights)
+                    mergers = {
+                        name: AgreementMerger(get_consumer(name), self.out_dir)
+                        for name in consumer_weights(weights)
+                        if name not in skipped
+                    }
+                units += 1
+                agreement.update(batch.conversation_agreement)
+                counts.update(batch.conversation_counts)
+                for conversation, ref_outputs in batch.reference_outputs.items():
+                    chal_outputs = batch.challenger_outputs[conversation]
+                    for name, merger in mergers.items():
+                        merger.add(ref_outputs[name], chal_outputs[name])
+                del batch
+            if units == 0:
+                skipped = skipped_consumers(covered, weights)
+                mergers = {
+                    name: AgreementMerger(get_consumer(name), self.out_dir)
+                    for name in consumer_weights(weights)
+                    if name not in skipped
+                }
+            agreements = {name: merger.result() for name, merger in mergers.items()}
+            combined = combine_agreements(agreements, weights, covered)
+            files.rows(downstream_rows(plan.name, agreements, combined))
+            summary = DownstreamSummary(
+                consumers={
+                    name: ConsumerSummary(
+                        agreement=a.agreement,
+                        weight=combined.weights[name],
+                        counts=dict(a.counts),
+                        **{k: ([] if k == "days" else v) for k, v in a.details.items()},
+                    )
+                    for name, a in agreements.items()
+                },
+                downstream_composite=combined.composite,
+                skipped={name: list(missing) for name, missing in combined.skipped.items()},
+                left_out=dict(combined.left_out),
+                renormalisation=combined.renormalisation,
+            )
+            # The model's part of downstream.json: the summary with each consumer's events
+            # (and the daily report's days) read back from their files as it is written.
+            part = summary.model_dump(mode="json")
+            for name, a in agreements.items():
+                entry = part["consumers"][name]
+                entry["missed"] = mergers[name].missed
+                entry["invented"] = mergers[name].invented
+                if "days" in a.details:
+                    entry["days"] = a.details["days"]
+            for piece in iter_json(part):
+                files.lines([piece])
+            del part
+        finally:
+            for merger in mergers.values():
+                merger.close()
         output = StageOutput(
             stage="downstream",
             model=plan.name,
             key=plan.keys["downstream"],
-            layer_score=report.downstream_composite,
+            layer_score=combined.composite,
             downstream=summary,
             conversation_counts={c: counts[c] for c in dict.fromkeys(index.conversations)},
             units=units,
@@ -1114,6 +1160,12 @@ class _BatchSpool:
         self._file.seek(offset)
         result: BatchResult = pickle.loads(self._file.read(size))
         return result
+
+    def each(self, name: str, layer: str) -> Iterator[BatchResult]:
+        """One model's batch results for one layer in the order they were added, one
+        unpickled at a time; forgotten here."""
+        for _, offset, size in self._where.pop((name, layer), []):
+            yield self._read(offset, size)
 
     def take(self, name: str, layer: str) -> list[BatchResult]:
         """One model's batch results for one layer (the fields its stage reads), in the order

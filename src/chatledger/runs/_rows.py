@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from chatledger.core import RecordStatus
-from chatledger.downstream import DownstreamReport
+from chatledger.downstream import CombinedAgreements, ConsumerAgreement
 from chatledger.runs._tables import RUN_LEVEL, Row
 from chatledger.scoring import ChunkResult, ScoreReport
 
@@ -64,15 +64,19 @@ def extraction_run_rows(model: str, report: ScoreReport) -> list[Row]:
     return rows
 
 
-def downstream_rows(model: str, report: DownstreamReport) -> list[Row]:
+def downstream_rows(
+    model: str, agreements: Mapping[str, ConsumerAgreement], combined: CombinedAgreements
+) -> list[Row]:
+    """Each consumer's numbers (its agreement as ``score``, its weight, the numbers of its
+    details, in the order ``downstream.json`` lists them) and the composite, when there is
+    one (None: no consumer with a weight ran)."""
     rows: list[Row] = []
-    for name, data in report.to_dict()["consumers"].items():
-        for key, value in data.items():
+    for name, found in agreements.items():
+        numbers = {"score": found.agreement, "weight": combined.weights[name], **found.details}
+        for key, value in numbers.items():
             if isinstance(value, bool) or not isinstance(value, int | float):
                 continue
-            component = "score" if key == "agreement" else key
-            rows.append((model, RUN_LEVEL, "downstream", name, component, float(value)))
-    if report.downstream_composite is not None:  # None: no consumer with a weight ran
-        composite = report.downstream_composite
-        rows.append((model, RUN_LEVEL, "downstream", "composite", "score", composite))
+            rows.append((model, RUN_LEVEL, "downstream", name, key, float(value)))
+    if combined.composite is not None:
+        rows.append((model, RUN_LEVEL, "downstream", "composite", "score", combined.composite))
     return rows

@@ -36,8 +36,12 @@ STAGES_DIR = "stages"
 # The layout of a stored StageOutput. A stage stored in another layout is recomputed, not
 # reused (version 2: the downstream stage keeps each conversation's consumer counts;
 # version 3: pair terms count by the matched share, issue 27; version 4: typed summaries;
-# version 6: per-chunk values and judgement lines in files of their own, issue 34).
-STAGE_VERSION = 6
+# version 6: per-chunk values and judgement lines in files of their own, issue 34;
+# version 7: the downstream stage's part of downstream.json in a file of its own, issue 34).
+STAGE_VERSION = 7
+# The stages with a text file besides their JSON: the judge's judgements.jsonl lines, the
+# downstream stage's part of downstream.json (its missed and invented events, its days).
+TEXT_STAGES = {"judge": "jsonl", "downstream": "part.json"}
 # Columns of a stage's per-chunk file: the stage's value, layer 1's field scores and its
 # additive statistics (field, column i of score.statistic_names).
 PER_CHUNK = "per_chunk"
@@ -135,7 +139,9 @@ class StageOutput(StageFigures):
     downstream: DownstreamSummary | None = None
     seconds: float = 0.0
     units: int = 0
-    lines_bytes: int = 0  # the size of a judge stage's lines file (a cut file is recomputed)
+    # The size of a judge stage's lines file or a downstream stage's part of downstream.json
+    # (a cut file is recomputed).
+    lines_bytes: int = 0
 
 
 def field_column(name: str) -> str:
@@ -164,7 +170,8 @@ class StageStore:
         return self._paths(model_file, stage)[1]
 
     def lines_path(self, model_file: str, stage: str) -> Path:
-        return self.root / model_file / f"{stage}.jsonl"
+        """A stage's text file (:data:`TEXT_STAGES`)."""
+        return self.root / model_file / f"{stage}.{TEXT_STAGES.get(stage, 'jsonl')}"
 
     def load(self, model_file: str, stage: str, key: str) -> StageOutput | None:
         """The stored output with this key (its rows, per-chunk values and lines stay in their
@@ -174,7 +181,7 @@ class StageStore:
 
         meta_path, rows_path = self._paths(model_file, stage)
         needed = [rows_path, self.chunks_path(model_file, stage)]
-        if stage == "judge":
+        if stage in TEXT_STAGES:
             needed.append(self.lines_path(model_file, stage))
         if not meta_path.is_file() or not all(p.is_file() for p in needed):
             return None
@@ -184,7 +191,7 @@ class StageStore:
                 return None
             schema = pq.read_schema(rows_path)
             pq.read_schema(needed[1])
-            if stage == "judge" and needed[2].stat().st_size != output.lines_bytes:
+            if stage in TEXT_STAGES and needed[2].stat().st_size != output.lines_bytes:
                 return None
         except (OSError, ValidationError, pa.ArrowException):
             return None
@@ -228,7 +235,7 @@ class StageStore:
             rows_temp = stack.enter_context(atomic_path(rows_path))
             chunks_temp = stack.enter_context(atomic_path(self.chunks_path(model_file, stage)))
             lines = None
-            if stage == "judge":
+            if stage in TEXT_STAGES:
                 lines_temp = stack.enter_context(atomic_path(self.lines_path(model_file, stage)))
                 lines = stack.enter_context(lines_temp.open("w", encoding="utf-8", newline=""))
             writer = StageWriter(rows_temp, chunks_temp, lines)
@@ -268,7 +275,7 @@ class StageWriter:
 
     def lines(self, lines: Sequence[str]) -> None:
         if self._lines is None:
-            raise RuntimeError("only a judge stage has lines")
+            raise RuntimeError("only a judge or downstream stage has a text file")
         self._lines.writelines(lines)
 
     def _flush(self) -> None:
