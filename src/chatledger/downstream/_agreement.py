@@ -8,7 +8,7 @@ Text similarity is the one matcher of DESIGN.md §3 (RapidFuzz ``token_set_ratio
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -22,17 +22,13 @@ from chatledger.downstream._base import (
     FloatArray,
 )
 from chatledger.downstream._conversation import ChunkRef
-from chatledger.matching import (
-    FloatMatrix,
-    assign,
-    deduplicated_matrix,
-    preprocess,
-    token_set_matrix,
-)
+
+if TYPE_CHECKING:  # the matcher (rapidfuzz) where events are matched, not where counts are read
+    from chatledger.matching import FloatMatrix
 
 TEXT_CUTOFF = 60.0  # fuzzy ≥ 0.60 on the 0-100 scale
 
-Similarity = Callable[[Sequence[str], Sequence[str]], FloatMatrix]  # raw texts → 0-100 matrix
+Similarity = Callable[[Sequence[str], Sequence[str]], "FloatMatrix"]  # raw texts → 0-100 matrix
 
 T = TypeVar("T")
 E = TypeVar("E", bound=DownstreamEvent)
@@ -44,6 +40,8 @@ def similarity(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
     Extractions repeat themselves across chunks (the same subject, the same open question), so
     each distinct preprocessed text is scored once and the matrix expanded from that.
     """
+    from chatledger.matching import deduplicated_matrix, preprocess, token_set_matrix
+
     return deduplicated_matrix(preprocess(a), preprocess(b), token_set_matrix)
 
 
@@ -176,6 +174,8 @@ def fuzzy_pairs(
     score is the ``scorer`` similarity (default :func:`similarity`) of their ``text`` and must
     reach ``cutoff``. ``bonus`` (< 1) only breaks ties between equally good pairings.
     """
+    from chatledger.matching import assign
+
     groups: dict[Hashable, tuple[list[int], list[int]]] = {}
     for i, item in enumerate(reference):
         groups.setdefault(key(item), ([], []))[0].append(i)

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatledger.core import InputError
-from chatledger.scoring import ChunkContext
 
 if TYPE_CHECKING:  # the consumers' counts are read by gate and stats, which read no chunk
-    from chatledger.core import Chunk, ExtractionRecord, ExtractionV3
+    from chatledger.core import Chunk, ExtractionRecord, ExtractionV3  # nor match names
+    from chatledger.scoring import ChunkContext
 
 UNDATED = "undated"
 PARTICIPANT_THRESHOLD = 70.0  # the participant resolution of layer 1, on 0-100
@@ -120,6 +120,8 @@ def _usable(record: ExtractionRecord | None) -> ExtractionV3:
 
 
 def _view(chunk: Chunk, ref: ChunkRef, extraction: ExtractionV3) -> ChunkView:
+    from chatledger.scoring import ChunkContext  # the matcher, only where chunks are read
+
     speakers = chunk.speakers()
     return ChunkView(
         ref=ref,

@@ -50,7 +50,6 @@ from chatledger.downstream._conversation import ConversationView
 from chatledger.downstream._drift import DriftConsumer, conversation_drifts
 from chatledger.downstream._escalation import EscalationConsumer, conversation_flags
 from chatledger.downstream._loops import LoopsConsumer, conversation_loops
-from chatledger.matching import preprocess
 
 KINDS = ("decision", "action", "drift", "escalation", "open loop")
 
@@ -82,6 +81,8 @@ class _DayLines:
     )
 
     def add(self, kind: str, guard: tuple[str, ...], body: str, line: str, chunk_id: str) -> None:
+        from chatledger.matching import preprocess
+
         key = (kind, guard, preprocess([body])[0])
         entry = self.lines.setdefault(key, (line, body, []))
         if chunk_id not in entry[2]:

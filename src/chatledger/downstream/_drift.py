@@ -36,10 +36,10 @@ from chatledger.downstream._base import (
     FloatArray,
 )
 from chatledger.downstream._conversation import ChunkView, ConversationView
-from chatledger.matching import FloatMatrix, preprocess, subject_similarity
 
 if TYPE_CHECKING:
     from chatledger.core import Claim
+    from chatledger.matching import FloatMatrix
 
 CHUNK_WINDOW = 1  # a drift event matches one at most this many chunk positions away
 
@@ -83,6 +83,8 @@ def _claims_in_order(view: ChunkView) -> list[Claim]:
 
 
 def _mentions(conversation: ConversationView) -> list[_Mention]:
+    from chatledger.matching import preprocess
+
     mentions: list[_Mention] = []
     for view in conversation.chunks:
         for claim in _claims_in_order(view):
@@ -93,6 +95,8 @@ def _mentions(conversation: ConversationView) -> list[_Mention]:
 
 
 def _subjects(drop_stop_words: bool) -> Callable[[Sequence[str], Sequence[str]], FloatMatrix]:
+    from chatledger.matching import subject_similarity
+
     if drop_stop_words:
         return subject_similarity
     return partial(subject_similarity, drop_stop_words=False)

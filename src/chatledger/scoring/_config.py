@@ -23,7 +23,6 @@ from chatledger.core import (
     InputError,
     first_validation_error,
 )
-from chatledger.matching import MATCHERS
 
 WEIGHT_TOLERANCE = 1e-6
 
@@ -144,6 +143,8 @@ class ScoringConfig(BaseModel):
         for name, weight in self.weights.items():
             weight_value(name, weight)
         check_weight_sum(self.weights, what="field", merged_with=None)
+        from chatledger.matching import MATCHERS  # rapidfuzz: not for readers of the weights
+
         if self.matcher not in MATCHERS:
             raise ValueError(f"unknown matcher {self.matcher!r} (known: {', '.join(MATCHERS)})")
         return self
