@@ -59,3 +59,56 @@ def test_quiet_speed_table() -> None:
     assert data["rounds"] == 3 and set(data["1000"]) == {"local", "processes:2", "dask"}
     for entry in data["1000"].values():
         assert len(entry["rounds"]) == 3 and entry["load_before"] < 2.0
+
+
+def _per_chunk_table(data: dict[str, Any]) -> list[str]:
+    """Each size's run: wall and CPU per chunk, and wall per chunk against the smallest size's
+    (a run linear in chunks gives 1.00×; the issue allows ±20 %)."""
+    rows = [
+        "| chunks | executor | wall | CPU (tree) | peak memory (tree) | growth per chunk "
+        "| wall per chunk | CPU per chunk | wall per chunk vs the smallest | load before → after |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    sizes = sorted(int(k) for k in data if k.isdigit())
+    for executor in data[str(sizes[0])]:
+        first = data[str(sizes[0])][executor]["wall_s"] / sizes[0]
+        for size in sizes:
+            entry = data[str(size)][executor]
+            growth = entry.get("growth_kb_per_chunk")
+            wall_ms, cpu_ms = entry["wall_s"] * 1000 / size, entry["cpu_s"] * 1000 / size
+            rows.append(
+                f"| {size:,} | `{executor}` | {entry['wall_s']:,.1f} s | {entry['cpu_s']:,.1f} s "
+                f"| {entry['peak_tree_mb']:,.0f} MB "
+                f"| {'—' if growth is None else f'{growth:,.0f} kB'} "
+                f"| {wall_ms:,.1f} ms | {cpu_ms:,.1f} ms "
+                f"| {entry['wall_s'] / size / first:.2f}× "
+                f"| {entry['load_before']:.1f} → {entry['load_after']:.1f} |"
+            )
+    return rows
+
+
+def test_generator_table() -> None:
+    """The benchmark's corpus generator, writing as it goes: its peak does not grow with the
+    corpus (bench_scale.py --generate-only, 10,000 and 100,000 chunks)."""
+    runs = {
+        **json.loads((RESULTS / "bench_scale_generate_10k.json").read_text(encoding="utf-8"))[
+            "generated"
+        ],
+        **json.loads((RESULTS / "bench_scale_generate.json").read_text(encoding="utf-8"))[
+            "generated"
+        ],
+    }
+    rows = [
+        "| chunks | wall | CPU | CPU per chunk | peak memory |",
+        "|---|---|---|---|---|",
+    ]
+    for size in sorted(int(k) for k in runs):
+        entry = runs[str(size)]
+        rows.append(
+            f"| {size:,} | {entry['wall_s']:,.0f} s | {entry['cpu_s']:,.1f} s "
+            f"| {entry['cpu_s'] * 1000 / size:.1f} ms | {entry['peak_tree_mb']:,.0f} MB |"
+        )
+    check_block("docs/scale.md", "scale-generate", "\n".join(rows))
+    assert set(runs) == {"10000", "100000"}
+    # Flat but for the readers' duplicate-id sets (a few dozen bytes a chunk): 36 → 66 MB.
+    assert all(entry["peak_tree_mb"] < 100 for entry in runs.values())
