@@ -382,6 +382,8 @@ def machine() -> dict[str, Any]:
         "cpu": cpu,
         "cpu_count": os.cpu_count(),
         "load_average_1_5_15min": [round(x, 2) for x in os.getloadavg()],
+        # chatledger asks for one OpenBLAS thread unless this is set; the bare script does not
+        "openblas_num_threads_env": os.environ.get("OPENBLAS_NUM_THREADS"),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "packages": {

@@ -267,6 +267,21 @@ def test_the_cli_scans_no_pydantic_plugins_unless_told_to(monkeypatch: pytest.Mo
     assert os.environ[PYDANTIC_PLUGINS_ENV] == ""
 
 
+def test_the_cli_asks_for_one_blas_thread_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # numpy and scipy start OpenBLAS's pool of a thread a core when imported (~0.06 s of CPU a
+    # process here); the CLI's matrix products are small and a run's parallelism is processes.
+    from chatledger.cli import BLAS_THREADS_ENV, _one_blas_thread
+
+    monkeypatch.delenv(BLAS_THREADS_ENV, raising=False)
+    _one_blas_thread()
+    assert os.environ[BLAS_THREADS_ENV] == "1"
+    monkeypatch.setenv(BLAS_THREADS_ENV, "8")  # the user's setting is kept
+    _one_blas_thread()
+    assert os.environ[BLAS_THREADS_ENV] == "8"
+
+
 def test_the_field_scorers_are_registered_when_their_registry_is_read() -> None:
     # FIELD_SCORERS is filled by importing the module that defines the 17 scorers; a fresh
     # process that reads the registry first must find all of them.

@@ -66,8 +66,21 @@ def _no_pydantic_plugins() -> None:
     os.environ.setdefault(PYDANTIC_PLUGINS_ENV, "__all__")
 
 
+# numpy and scipy start OpenBLAS's thread pool (a thread a core) as they are imported: ~0.06 s
+# of CPU a process on a 2-core machine, a fifth of a gate's, spent for matrix products that
+# ChatLedger keeps small (a batch of resampled counts times the units' statistics). A run's
+# parallelism is its executor's processes, each of which would start a pool of its own. The
+# CLI asks for one BLAS thread unless OPENBLAS_NUM_THREADS is set (any value set is kept).
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def _one_blas_thread() -> None:
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
+
+
 def main() -> None:
     _no_pydantic_plugins()
+    _one_blas_thread()
     signal.signal(signal.SIGTERM, _terminate)
     _app.on_command_start = _configure_logging
     _app.ENTRY_POINT = True
