@@ -96,6 +96,9 @@ def test_issue32_last_pass_table() -> None:
         assert set(data["commands"]) == {"gate", "stats"} and data["repeats"] >= 5
         assert all("other_tree" in entry for entry in data["commands"].values())
     assert _load("bench_readers_issue32.json")["openblas_num_threads_env"] is None
-    assert _load("bench_score_issue32_after_blas1.json")["machine_at_start"][
-        "openblas_num_threads_env"
-    ] == "1"
+    assert (
+        _load("bench_score_issue32_after_blas1.json")["machine_at_start"][
+            "openblas_num_threads_env"
+        ]
+        == "1"
+    )
