@@ -27,7 +27,13 @@ from typing import Any
 
 import pytest
 
-from chatledger.providers import CallSettings, CompletionCache, CompletionRequest, ProviderHub
+from chatledger.providers import (
+    CallSettings,
+    CompletionCache,
+    CompletionRequest,
+    ProviderHub,
+    RawReply,
+)
 from chatledger.providers._lease import LeaseSettings
 from fakes.llm_server import OPENAI_PATH, FakeLLMServer, Reply, openai_body
 
@@ -190,8 +196,8 @@ def test_a_lease_is_judged_by_its_process_and_its_heartbeat(tmp_path: Path) -> N
     _, again = cache.leases.claim("a")
     assert again is not None and again != token
     # A stored reply wins over any lease.
-    cache.put("a", "m", {"text": "stored"})
-    assert cache.leases.claim("a") == ({"text": "stored"}, None)
+    cache.put("a", "m", RawReply(text="stored"))
+    assert cache.leases.claim("a") == (RawReply(text="stored"), None)
     # Releasing a lease taken over by someone else leaves theirs alone.
     lease_row(cache, "b", host="elsewhere.invalid", pid=1, age_s=0.0)
     cache.leases.release("b", "not-theirs")

@@ -27,6 +27,7 @@ from chatledger.providers import (
     PriceTable,
     ProviderError,
     ProviderHub,
+    RawReply,
     TokenBucket,
     cache_key,
     check_reply,
@@ -147,16 +148,42 @@ def test_cache_location_explicit_then_env_then_user_dir(
 
 
 def test_the_cache_is_sqlite_in_wal_mode_and_persists(tmp_path: Path) -> None:
+    hello = RawReply(text="hello", input_tokens=3)
     with CompletionCache(tmp_path) as cache:
-        cache.put("k1", "openai:gpt-5.2", {"text": "hello", "input_tokens": 3})
-        assert cache.get("k1") == {"text": "hello", "input_tokens": 3}
+        cache.put("k1", "openai:gpt-5.2", hello)
+        assert cache.get("k1") == hello
         assert cache.get("missing") is None
         assert (cache.hits, cache.misses, len(cache)) == (1, 1, 1)
     with CompletionCache(tmp_path) as reopened:
-        assert reopened.get("k1") == {"text": "hello", "input_tokens": 3}
+        assert reopened.get("k1") == hello
     conn = sqlite3.connect(tmp_path / "completions.sqlite3")
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    # The row is the reply's JSON, keys sorted, an empty usage_warnings left out (so that a
+    # version without the field reads it).
+    (row,) = conn.execute("SELECT reply FROM completions WHERE key = 'k1'").fetchone()
+    assert row == (
+        '{"cost_usd":null,"finish_reason":null,"input_tokens":3,"latency_s":0.0,'
+        '"output_tokens":0,"structured":null,"text":"hello"}'
+    )
     conn.close()
+
+
+def test_a_damaged_cache_row_is_asked_again_and_an_unknown_reply_is_an_error(
+    tmp_path: Path,
+) -> None:
+    with CompletionCache(tmp_path) as cache:
+        cache.put("k1", "m", RawReply(text="hello"))
+        cache.put("k2", "m", RawReply(text="hello"))
+        conn = sqlite3.connect(tmp_path / "completions.sqlite3")
+        with conn:
+            conn.execute("UPDATE completions SET reply = '{\"text\": ' WHERE key = 'k1'")
+            conn.execute(
+                'UPDATE completions SET reply = \'{"text": "x", "new": 1}\' WHERE key = \'k2\''
+            )
+        conn.close()
+        assert cache.get("k1") is None  # not JSON: a miss, the call is made again
+        with pytest.raises(ValidationError):  # a reply of another version: never paid twice
+            cache.get("k2")
 
 
 # --- structured output -----------------------------------------------------------------------

@@ -22,7 +22,7 @@ a call against a hung server ends within ``max_attempts`` × ``timeout_s`` plus 
 """
 
 from chatledger.providers._anthropic import AnthropicProvider
-from chatledger.providers._base import ManagedProvider, Provider, RawReply, WireCall
+from chatledger.providers._base import ManagedProvider, Provider, WireCall
 from chatledger.providers._batch import BatchStats
 from chatledger.providers._batch_store import BatchRecord, BatchStore
 from chatledger.providers._budget import Budget, Reservation
@@ -64,6 +64,7 @@ from chatledger.providers._model_id import (
 )
 from chatledger.providers._openai import OpenAICompatibleProvider, OpenAIProvider
 from chatledger.providers._pricing import ModelPrice, PriceTable
+from chatledger.providers._reply import RawReply
 from chatledger.providers._settings import LOCAL_CALL_SETTINGS, BatchSettings, CallSettings
 from chatledger.providers._strict import strict_schema
 from chatledger.providers._structured import check_reply, extract_json, validator_for

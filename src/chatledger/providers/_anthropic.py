@@ -17,13 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from chatledger.providers._base import (
-    ManagedProvider,
-    RawReply,
-    WireCall,
-    billed_usage,
-    reported_count,
-)
+from chatledger.providers._base import ManagedProvider, WireCall, billed_usage, reported_count
 from chatledger.providers._clients import LoopBoundClient
 from chatledger.providers._errors import (
     ConnectionRefusedRetry,
@@ -35,6 +29,7 @@ from chatledger.providers._errors import (
 from chatledger.providers._http import HttpBodyTooLarge, body_too_large, bounded_sdk_hooks
 from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import ANTHROPIC
+from chatledger.providers._reply import RawReply
 from chatledger.providers._secrets import read_api_key
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import JsonValue
 
 from chatledger.core import EnvironmentFault
 from chatledger.providers._budget import Budget, Reservation
@@ -44,6 +44,7 @@ from chatledger.providers._lease import HeldLease
 from chatledger.providers._limits import CallGate
 from chatledger.providers._model_id import ModelId, parse_model_id
 from chatledger.providers._pricing import ModelPrice, PriceTable
+from chatledger.providers._reply import RawReply
 from chatledger.providers._retry import call_with_retries
 from chatledger.providers._settings import BatchSettings, CallSettings
 from chatledger.providers._structured import (
@@ -114,26 +115,6 @@ class WireCall:
     # Set only when the provider should enforce the schema with its own mechanism.
     schema: OutputSchema | None
     timeout_s: float
-
-
-class RawReply(BaseModel):
-    """What one wire call returned; this is what the cache stores."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    text: str
-    # The value a schema mechanism handed back directly (a tool call's input).
-    structured: JsonValue | None = None
-    # Tokens billed: what the server reported, within the bounds (see billed_usage).
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    finish_reason: str | None = None
-    # Filled by the provider when the back-end reports the cost itself (the claude CLI does),
-    # otherwise computed from the price table.
-    cost_usd: float | None = None
-    latency_s: float = 0.0
-    # Reported counts that were replaced before billing, each said in a sentence.
-    usage_warnings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -372,9 +353,8 @@ class ManagedProvider(Provider):
         )
         key = cache_key(self._key_parts(call, request, mode))
         if self.cache is not None:
-            stored = self.cache.get(key)
-            if stored is not None:
-                reply = RawReply.model_validate(stored)
+            reply = self.cache.get(key)
+            if reply is not None:
                 if self.budget is not None:
                     self.budget.record_cached()
                 tally.add(reply, cached=True)
@@ -387,7 +367,7 @@ class ManagedProvider(Provider):
         # asks, the others wait for its reply (see providers/_lease.py).
         stored, token = await self.cache.leases.acquire(key, str(model))
         if stored is not None:
-            reply = RawReply.model_validate(stored)
+            reply = stored
             self.cache.misses -= 1  # counted by get() above: the reply came after all
             self.cache.hits += 1
             if self.budget is not None:
@@ -440,13 +420,10 @@ class ManagedProvider(Provider):
             else None
         )
         if self.cache is not None:
-            # An empty usage_warnings is left out, so the row reads in versions without it.
-            unflagged = {"usage_warnings"} if not reply.usage_warnings else None
-            row = reply.model_dump(mode="json", exclude=unflagged)
             try:
                 # One commit a call: the reply, the spend and the lease's end together.
                 with self.cache.transaction():
-                    self.cache.put(key, str(model), row)
+                    self.cache.put(key, str(model), reply)
                     if settle is not None:
                         settle()
                     if lease is not None:
@@ -454,7 +431,7 @@ class ManagedProvider(Provider):
             except EnvironmentFault:
                 # Were the spend's write to fail (a full disk), the paid answer is still kept
                 # when it can be: on its own, as before the spend was written with it.
-                self.cache.put(key, str(model), row)
+                self.cache.put(key, str(model), reply)
                 raise
         elif settle is not None:
             settle()
@@ -503,8 +480,7 @@ class ManagedProvider(Provider):
         cost = reply.cost_usd if reply.cost_usd is not None else self._cost(call.model, reply)
         reply = reply.model_copy(update={"cost_usd": cost, "latency_s": elapsed_s})
         if self.cache is not None:
-            unflagged = {"usage_warnings"} if not reply.usage_warnings else None
-            self.cache.put(key, str(call.model), reply.model_dump(mode="json", exclude=unflagged))
+            self.cache.put(key, str(call.model), reply)
         return reply
 
     def _price(self, model: str) -> ModelPrice | None:

@@ -36,10 +36,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from chatledger.providers._base import RawReply, WireCall
+from chatledger.providers._base import WireCall
 from chatledger.providers._batch_store import BatchStore
 from chatledger.providers._errors import ProviderError
 from chatledger.providers._limits import CallGate
+from chatledger.providers._reply import RawReply
 from chatledger.providers._retry import call_with_retries
 from chatledger.providers._settings import BatchSettings, CallSettings
 

@@ -40,6 +40,7 @@ from chatledger.providers._ledger import (
     SpendLedger,
     all_ledgers,
 )
+from chatledger.providers._reply import RawReply
 
 CACHE_DIR_ENV = "CHATLEDGER_CACHE_DIR"
 CACHE_FILE = "completions.sqlite3"
@@ -158,7 +159,7 @@ class CompletionCache:
                 f"{self.path}: cannot {action} the call cache ({exc})", hint=_cache_hint(exc)
             ) from None
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> RawReply | None:
         with self._lock, self._guard("read"):
             row = self._conn.execute(
                 "SELECT reply FROM completions WHERE key = ?", (key,)
@@ -171,20 +172,25 @@ class CompletionCache:
         return reply
 
     @staticmethod
-    def _decode(text: Any) -> dict[str, Any] | None:
-        """A stored reply, or None for a damaged row (asked again; the new answer replaces it)."""
+    def _decode(text: Any) -> RawReply | None:
+        """A stored reply, or None for a damaged row (asked again; the new answer replaces it).
+        A JSON object that is not a reply (a field this version does not know) is an error,
+        as it always was: asking again would pay for an answer the cache holds."""
         try:
             reply = json.loads(text)
         except (TypeError, ValueError):
             return None
-        return reply if isinstance(reply, dict) else None
+        return RawReply.model_validate(reply) if isinstance(reply, dict) else None
 
-    def put(self, key: str, model: str, reply: dict[str, Any]) -> None:
+    def put(self, key: str, model: str, reply: RawReply) -> None:
+        # An empty usage_warnings is left out, so the row reads in versions without it.
+        unflagged = {"usage_warnings"} if not reply.usage_warnings else None
+        row = reply.model_dump(mode="json", exclude=unflagged)
         with self._lock, self._guard("write to"):
             self._conn.execute(
                 "INSERT OR REPLACE INTO completions (key, model, created_at, reply) "
                 "VALUES (?, ?, ?, ?)",
-                (key, model, time.time(), canonical_json(reply)),
+                (key, model, time.time(), canonical_json(row)),
             )
 
     def ledger(self, name: str = DEFAULT_LEDGER) -> SpendLedger:

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
 
-from chatledger.providers._base import ManagedProvider, RawReply, WireCall
+from chatledger.providers._base import ManagedProvider, WireCall
 from chatledger.providers._errors import ProviderError, RetryableError
 from chatledger.providers._model_id import CLAUDE_CLI
+from chatledger.providers._reply import RawReply
 from chatledger.providers._types import ChatMessage
 
 # Linux caps one argument at 128 KiB; a longer system prompt travels on stdin instead.

@@ -25,12 +25,13 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chatledger.providers._ledger import _HOST, _PROCESS_TOKEN, _pid_alive
 
 if TYPE_CHECKING:
     from chatledger.providers._cache import CompletionCache
+    from chatledger.providers._reply import RawReply
 
 log = logging.getLogger("chatledger.providers")
 
@@ -95,7 +96,7 @@ class CallLeases:
         self.taken_over = 0
         self.waited = 0
 
-    def claim(self, key: str) -> tuple[dict[str, Any] | None, str | None]:
+    def claim(self, key: str) -> tuple[RawReply | None, str | None]:
         """In one transaction: ``(reply, None)`` when the reply is stored; ``(None, token)``
         when this caller now holds the lease (it must make the call, then :meth:`release`);
         ``(None, None)`` when a live holder elsewhere is making the call."""
@@ -140,7 +141,7 @@ class CallLeases:
                 "DELETE FROM call_leases WHERE key = ? AND token = ?", (key, token)
             )
 
-    async def acquire(self, key: str, label: str) -> tuple[dict[str, Any] | None, str | None]:
+    async def acquire(self, key: str, label: str) -> tuple[RawReply | None, str | None]:
         """Wait until the reply is stored (``(reply, None)``) or the call is this caller's to
         make (``(None, token)``)."""
         wait = self.settings.poll_initial_s

@@ -24,13 +24,14 @@ from typing import Any, ClassVar
 from pydantic import JsonValue
 
 from chatledger.core import EnvironmentFault
-from chatledger.providers._base import RawReply, WireCall, _Tally
+from chatledger.providers._base import WireCall, _Tally
 from chatledger.providers._errors import LocalServerStoppedError, ServerUnreachableError
 from chatledger.providers._lease import HeldLease
 from chatledger.providers._local_models import LocalModelFile, locate_model
 from chatledger.providers._local_server import LocalServer, ServerOptions
 from chatledger.providers._model_id import LOCAL, ModelId
 from chatledger.providers._openai import OpenAICompatibleProvider
+from chatledger.providers._reply import RawReply
 from chatledger.providers._types import CompletionRequest, StructuredMode
 
 log = logging.getLogger("chatledger.providers")

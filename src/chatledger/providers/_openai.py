@@ -23,13 +23,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from chatledger.providers._base import (
-    ManagedProvider,
-    RawReply,
-    WireCall,
-    billed_usage,
-    reported_count,
-)
+from chatledger.providers._base import ManagedProvider, WireCall, billed_usage, reported_count
 from chatledger.providers._clients import LoopBoundClient
 from chatledger.providers._errors import (
     ConnectionRefusedRetry,
@@ -48,6 +42,7 @@ from chatledger.providers._http import (
 )
 from chatledger.providers._http_status import error_for_status, malformed_reply
 from chatledger.providers._model_id import OPENAI, OPENAI_COMPATIBLE, ModelId
+from chatledger.providers._reply import RawReply
 from chatledger.providers._secrets import read_api_key
 from chatledger.providers._structured import schema_facts
 
