@@ -279,25 +279,26 @@ def downstream_views(files: RunFiles) -> dict[str, list[ConsumerView]]:
     """Per model, each consumer's agreement and the events the challenger missed or invented
     (as many as were read: the first ``EVENT_CAP`` of each kind; downstream.json holds them
     all). A chunk id links to the drill-down when that chunk is shown there."""
-    data = (files.downstream or {}).get("models") or {}
+    data = files.downstream.models if files.downstream is not None else {}
     index = {c.chunk_id: i for i, c in enumerate(files.chunks or [])}
     out: dict[str, list[ConsumerView]] = {}
     for name in files.model_names:
-        consumers = (data.get(name) or {}).get("consumers") or {}
+        entry = data.get(name)
+        consumers = entry.consumers if entry is not None else {}
         views = []
         for consumer, result in consumers.items():
-            details = [(label, f"{result[k]:.3f}") for k, label in _DETAIL_KEYS if k in result]
-            details += [(label, str(result[k])) for k, label in _COUNT_KEYS if k in result]
-            missed, invented = result.get("missed", []), result.get("invented", [])
+            figures = result.figures
+            details = [(label, f"{figures[k]:.3f}") for k, label in _DETAIL_KEYS if k in figures]
+            details += [(label, str(figures[k])) for k, label in _COUNT_KEYS if k in figures]
             views.append(
                 ConsumerView(
                     name=consumer,
-                    agreement=result.get("agreement"),
+                    agreement=result.agreement,
                     details=details,
-                    missed=[_event_line(consumer, e, index) for e in missed],
-                    invented=[_event_line(consumer, e, index) for e in invented],
-                    n_missed=int(result.get("n_missed", len(missed))),
-                    n_invented=int(result.get("n_invented", len(invented))),
+                    missed=[_event_line(consumer, e, index) for e in result.missed],
+                    invented=[_event_line(consumer, e, index) for e in result.invented],
+                    n_missed=result.n_missed,
+                    n_invented=result.n_invented,
                 )
             )
         out[name] = views
@@ -321,12 +322,12 @@ def consumer_names(files: RunFiles) -> list[str]:
 def downstream_skipped(files: RunFiles) -> dict[str, dict[str, list[str]]]:
     """Per model, the consumers not run because the (partial gold) reference does not cover
     every field they read, with the fields it misses (downstream.json ``skipped``)."""
-    data = (files.downstream or {}).get("models") or {}
+    data = files.downstream.models if files.downstream is not None else {}
     out: dict[str, dict[str, list[str]]] = {}
     for name in files.model_names:
-        skipped = (data.get(name) or {}).get("skipped") or {}
-        if skipped:
-            out[name] = {str(k): [str(f) for f in v] for k, v in skipped.items()}
+        entry = data.get(name)
+        if entry is not None and entry.skipped:
+            out[name] = {k: list(v) for k, v in entry.skipped.items()}
     return out
 
 
@@ -341,14 +342,14 @@ class DownstreamComposite:
 def downstream_composites(files: RunFiles) -> dict[str, DownstreamComposite]:
     """Per model: its downstream composite as the leaderboard has it; "not run" (never 0)
     when downstream.json has none (every consumer skipped against partial gold)."""
-    data = (files.downstream or {}).get("models") or {}
+    data = files.downstream.models if files.downstream is not None else {}
     skipped = downstream_skipped(files)
     out: dict[str, DownstreamComposite] = {}
     for name in files.model_names:
         value = files.model(name).layers.get("downstream")
-        entry = data.get(name) or {}
-        if value is None and ("downstream_composite" in entry or name in skipped):
-            value = entry.get("downstream_composite")
+        entry = data.get(name)
+        if value is None and entry is not None:  # an absent composite reads as None
+            value = entry.downstream_composite
         if value is None:
             missed = skipped.get(name, {})
             reason = (

@@ -20,7 +20,7 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from chatledger.core import Chunk, InputError, first_validation_error
 from chatledger.corpus import ExtractionFile, parse_extraction_line, parse_json_line
@@ -105,7 +105,7 @@ class RunFiles:
     run_dir: Path
     run: ConversationRun
     scores: ChunkScores = field(default_factory=ChunkScores)
-    downstream: dict[str, Any] | None = None
+    downstream: DownstreamFigures | None = None
     judgements: list[dict[str, Any]] = field(default_factory=list)
     chunk_ids: list[str] | None = None
     chunks: list[Chunk] | None = None
@@ -177,15 +177,59 @@ def load_run_files(run_dir: Path) -> RunFiles:
             raise InputError(
                 f"not a readable downstream file ({exc})", path=downstream_path
             ) from None
+        except ValidationError as exc:
+            raise InputError(
+                f"not a readable downstream file ({first_validation_error(exc)})",
+                path=downstream_path,
+            ) from None
     _find_inputs(files)
     return files
 
 
 _Raw = dict[str, msgspec.Raw]
 EVENT_KINDS = ("missed", "invented")
+Event = dict[str, JsonValue]  # a consumer's event as downstream.json holds it (its own keys)
 
 
-def read_downstream(path: Path, cap: int | None = None) -> dict[str, Any]:
+class ConsumerFigures(BaseModel):
+    """One consumer's result for one model as the page reads it: its agreement, the first
+    ``cap`` events of each kind and how many there are; the consumer's own figures
+    (precision, recall, Cohen's κ, counts …) are kept as extra fields (:attr:`model_extra`)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    agreement: float | None = None
+    missed: list[Event] = Field(default_factory=list)
+    invented: list[Event] = Field(default_factory=list)
+    n_missed: int = 0
+    n_invented: int = 0
+
+    @property
+    def figures(self) -> dict[str, JsonValue]:
+        """The consumer's own figures, by name."""
+        return dict(self.model_extra or {})
+
+
+class ModelDownstream(BaseModel):
+    """One model in downstream.json: its consumers, those skipped against partial gold (with
+    the fields each missed) and its downstream composite (None: no consumer ran)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    consumers: dict[str, ConsumerFigures] = Field(default_factory=dict)
+    skipped: dict[str, list[str]] = Field(default_factory=dict)
+    downstream_composite: float | None = None
+
+
+class DownstreamFigures(BaseModel):
+    """downstream.json as the page uses it (:func:`read_downstream`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    models: dict[str, ModelDownstream] = Field(default_factory=dict)
+
+
+def read_downstream(path: Path, cap: int | None = None) -> DownstreamFigures:
     """downstream.json as the page uses it: per model and consumer its figures, the first
     ``cap`` (default ``EVENT_CAP``) events of each kind and how many there are (``n_missed``,
     ``n_invented``); per model its ``downstream_composite`` (None: no consumer ran) and the
@@ -194,25 +238,27 @@ def read_downstream(path: Path, cap: int | None = None) -> dict[str, Any]:
     cap = _select.EVENT_CAP if cap is None else cap
     decode = msgspec.json.decode
     top = decode(path.read_bytes(), type=_Raw)
-    models: dict[str, Any] = {}
+    models: dict[str, ModelDownstream] = {}
     for name, raw_model in decode(top.get("models", b"{}"), type=_Raw).items():
         parts = decode(raw_model, type=_Raw)
-        consumers: dict[str, Any] = {}
+        consumers: dict[str, ConsumerFigures] = {}
         for consumer, raw_result in decode(parts.get("consumers", b"{}"), type=_Raw).items():
             fields = decode(raw_result, type=_Raw)
-            result: dict[str, Any] = {
+            result: dict[str, object] = {
                 k: decode(v) for k, v in fields.items() if k not in EVENT_KINDS
             }
             for kind in EVENT_KINDS:
                 events = decode(fields.get(kind, b"[]"), type=list[msgspec.Raw])
                 result[kind] = [decode(e) for e in events[:cap]]
                 result[f"n_{kind}"] = len(events)
-            consumers[consumer] = result
-        entry: dict[str, Any] = {"consumers": consumers, "skipped": _skipped(parts)}
-        if "downstream_composite" in parts:
-            entry["downstream_composite"] = decode(parts["downstream_composite"])
-        models[name] = entry
-    return {"models": models}
+            consumers[consumer] = ConsumerFigures.model_validate(result)
+        composite = (
+            decode(parts["downstream_composite"]) if "downstream_composite" in parts else None
+        )
+        models[name] = ModelDownstream(
+            consumers=consumers, skipped=_skipped(parts), downstream_composite=composite
+        )
+    return DownstreamFigures(models=models)
 
 
 def _skipped(parts: _Raw) -> dict[str, list[str]]:
