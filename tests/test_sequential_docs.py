@@ -85,3 +85,39 @@ def test_sequential_benchmark_table() -> None:
     assert by_effect[0.0]["undecided"] == 200
     assert by_effect[0.3]["median_stop_share"] <= 0.30
     assert by_effect[-0.3]["median_stop_share"] <= 0.30
+
+
+def test_ppi_ami_model_reference_table() -> None:
+    """benchmarks/bench_ppi_ami_model.py's output — the AMI pool's 32 meetings with a recorded
+    local model as the reference, on two populations of chunks — as docs/sequential.md's table.
+    Asserted on every population: PPI is never wider than humans alone; where the predictor
+    correlates 0.5 or more with the humans' figure, PPI covers the full-gold figure (its Wilson
+    interval reaches 95 %) and is narrower in median (the must-show; the first-chunk
+    population's weaker predictor undercovers, and the docs say so)."""
+    data = json.loads((ROOT / "benchmarks" / "results" / "bench_ppi_ami_model.json").read_text())
+    recording, kept = data["recording"], data["kept"]
+    rows = [
+        f"Recording: {recording['lines']} of the pool's {recording['pool_chunks']} chunks, the "
+        f"first {recording['chunks_per_meeting']} of every meeting among them; gold kept on "
+        f"{kept} of {recording['meetings']} meetings, {data['hidings']:,} hidings per population.",
+        "",
+        "| population | chunks | full-gold figure | corr(y, f) | PPI covers [Wilson 95 %] "
+        "| humans only cover | median width PPI / humans only | PPI narrower in | wider in |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case in data["cases"]:
+        ppi, human = case["ppi"], case["human"]
+        rows.append(
+            f"| {case['population']} | {case['chunks']} | {case['full_gold_figure']:.4f} "
+            f"| {case['correlation']:.2f} | {ppi['coverage']:.1%} [{ppi['coverage_low']:.1%}, "
+            f"{ppi['coverage_high']:.1%}] | {human['coverage']:.1%} "
+            f"| {case['median_width_ratio']:.3f} | {case['narrower_share']:.1%} "
+            f"| {case['wider_share']:.1%} |"
+        )
+    check_block("docs/sequential.md", "ppi-ami-model", "\n".join(rows))
+    for case in data["cases"]:
+        assert case["wider_share"] == 0.0 and case["max_width_ratio"] <= 1.0 + 1e-9
+    strong = [case for case in data["cases"] if case["correlation"] >= 0.5]
+    assert strong, "no population where the model predicts the humans' figure"
+    for case in strong:
+        assert case["ppi"]["coverage_high"] >= 0.95 and case["median_width_ratio"] < 1.0
