@@ -26,6 +26,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,17 @@ from chatledger.runs._sequential import conversation_figures
 
 DEFAULT_POOL = Path(os.environ.get("CHATLEDGER_DATA", "/work/shared/data")) / "ami-pool"
 RHOS = (0.12, 0.3, 0.5, 0.7, 0.9)
+
+
+def normal_summary(normal: dict[str, Any]) -> dict[str, Any]:
+    """What the results keep of the hidings with normal quantiles and ppi-python's λ."""
+    return {
+        "ppi_coverage": normal["ppi"]["coverage"],
+        "human_coverage": normal["human"]["coverage"],
+        "median_width": normal["median_width"],
+        "wider_share": normal["wider_share"],
+        "max_width_ratio": normal["max_width_ratio"],
+    }
 
 
 def _predictor(y: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:
@@ -87,13 +99,7 @@ def main() -> None:
     y = per["layers.extraction"].candidate
     result = real.to_dict()
     result["run_dir"] = "(temporary)"
-    result["normal"] = {
-        "ppi_coverage": normal["ppi"]["coverage"],
-        "human_coverage": normal["human"]["coverage"],
-        "median_width": normal["median_width"],
-        "wider_share": normal["wider_share"],
-        "max_width_ratio": normal["max_width_ratio"],
-    }
+    result["normal"] = normal_summary(normal)
     rng = np.random.default_rng(7)
     needed = []
     for rho in RHOS:

@@ -29,6 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench_ppi_ami import normal_summary
 from chatledger.corpus import import_corpus
 from chatledger.extractors import get_extractor
 from chatledger.runs import execute_run, load_run_config
@@ -110,12 +111,7 @@ def _case(
         work / "run", model="offline:rules", keep=kept, hidings=hidings, seed=33, student=False
     ).to_dict()
     real["run_dir"] = "(temporary)"
-    real["normal"] = {
-        "ppi_coverage": normal["ppi"]["coverage"],
-        "human_coverage": normal["human"]["coverage"],
-        "median_width": normal["median_width"],
-        "wider_share": normal["wider_share"],
-    }
+    real["normal"] = normal_summary(normal)
     real["chunks"] = len(keep)
     real["without_extraction"] = sum(
         1

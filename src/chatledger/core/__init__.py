@@ -7,8 +7,9 @@ a reader of a finished run (``gate``, ``stats``) reads no chunk and no extractio
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from chatledger._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from chatledger.core._chunk import LONG_CHUNK_MESSAGES, Chunk, Message, long_chunk_note
@@ -174,9 +175,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(import_module(f"chatledger.core.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'chatledger.core' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _WHERE, globals())

@@ -6,8 +6,9 @@ not the AMI/CaSiNo readers or the YAML loader, and pays only for what it uses.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from chatledger._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from chatledger.corpus._ami import read_ami
@@ -131,13 +132,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'chatledger.corpus' has no attribute {name!r}")
-    value = getattr(import_module(f"chatledger.corpus.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _WHERE, globals())
 
 
 def __dir__() -> list[str]:

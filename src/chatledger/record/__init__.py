@@ -3,9 +3,9 @@ read it back (``schema_version`` 3; version 2 reads as it is, version 1 is upgra
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from chatledger._lazy import lazy_attributes
 from chatledger.record._common import (
     RUN_FILE,
     SCHEMA_VERSION,
@@ -145,9 +145,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:  # tests/test_cli_lazy.py holds _WHERE and the eager names to __all__
-        value = getattr(import_module(f"chatledger.record.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'chatledger.record' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _WHERE, globals())

@@ -7,8 +7,9 @@ model calls and its executors (extraction, the providers, pyarrow's writers).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from chatledger._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from chatledger.runs._audit import (
@@ -95,9 +96,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:  # tests/test_cli_lazy.py holds _WHERE to __all__
-        value = getattr(import_module(f"chatledger.runs.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'chatledger.runs' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _WHERE, globals())

@@ -7,8 +7,9 @@ matcher, the 17 field scorers and the file streaming that scoring itself loads.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from chatledger._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from chatledger.scoring._aggregate import (
@@ -209,9 +210,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:  # tests/test_cli_lazy.py holds _WHERE to __all__
-        value = getattr(import_module(f"chatledger.scoring.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'chatledger.scoring' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _WHERE, globals())

@@ -8,8 +8,9 @@ sequential, PPI, power or factor-effect code the other commands use.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from chatledger._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from chatledger.stats._bootstrap import (
@@ -216,9 +217,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(import_module(f"chatledger.stats.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'chatledger.stats' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _WHERE, globals())

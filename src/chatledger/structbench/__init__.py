@@ -12,10 +12,10 @@ The prompting strategies and the runner need the provider layer; they are import
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from chatledger._lazy import lazy_attributes
 from chatledger.structbench.baseline import (
     BASELINE_MODEL,
     BASELINE_STRATEGY,
@@ -113,11 +113,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 def shipped_dataset_path() -> Path:
