@@ -87,6 +87,15 @@ def _per_chunk_table(data: dict[str, Any]) -> list[str]:
     return rows
 
 
+def test_streamed_layer_3_table() -> None:
+    """10,000 and 20,000 chunks after layer 3 was merged conversation by conversation
+    (bench_scale.py --sizes 10000 20000 --executors local --timeline 10): the peak of the tree
+    within the issue's 10k target, and what it grows by per chunk."""
+    data = json.loads((RESULTS / "bench_scale_10k_20k.json").read_text(encoding="utf-8"))
+    check_block("docs/scale.md", "scale-10k-20k", "\n".join(_per_chunk_table(data)))
+    assert data["10000"]["local"]["peak_tree_mb"] <= 1024
+
+
 def test_generator_table() -> None:
     """The benchmark's corpus generator, writing as it goes: its peak does not grow with the
     corpus (bench_scale.py --generate-only, 10,000 and 100,000 chunks)."""
