@@ -96,6 +96,19 @@ def test_streamed_layer_3_table() -> None:
     assert data["10000"]["local"]["peak_tree_mb"] <= 1024
 
 
+def test_100k_table() -> None:
+    """100,000 chunks × 3 challengers × 3 layers, `local` (bench_scale.py --sizes 100000
+    --executors local --timeline 10): CPU per chunk within ±20 % of the 10,000-chunk run's
+    (linear in chunks). Its peak is shown as measured: 2,058 MB, over the 2 GB target."""
+    data = json.loads((RESULTS / "bench_scale_100k.json").read_text(encoding="utf-8"))
+    check_block("docs/scale.md", "scale-100k", "\n".join(_per_chunk_table(data)))
+    small = json.loads((RESULTS / "bench_scale_10k_20k.json").read_text(encoding="utf-8"))
+    ratio = (
+        data["100000"]["local"]["cpu_ms_per_chunk"] / small["10000"]["local"]["cpu_ms_per_chunk"]
+    )
+    assert 0.8 <= ratio <= 1.2
+
+
 def test_generator_table() -> None:
     """The benchmark's corpus generator, writing as it goes: its peak does not grow with the
     corpus (bench_scale.py --generate-only, 10,000 and 100,000 chunks)."""
