@@ -4,23 +4,16 @@ the whole challenger file), so corpora and the results measured on them stay com
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.simulate import simulate_records, write_records
+from synthetic_corpus import synthetic
 
 
 def _synthetic() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_synthetic.py"
-    spec = importlib.util.spec_from_file_location("bench_synthetic", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return synthetic()
 
 
 def test_the_streamed_corpus_has_the_whole_file_bytes(tmp_path: Path) -> None:

@@ -7,8 +7,6 @@ compared side has days the reference lacks, which a run lists after all the othe
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +26,11 @@ from chatledger.downstream import (
     merge_outputs,
 )
 from chatledger.downstream._base import Consumer, ConsumerOutput
+from synthetic_corpus import synthetic
 
 
 def _synthetic_corpus(folder: Path) -> Path:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_synthetic.py"
-    spec = importlib.util.spec_from_file_location("bench_synthetic_merge", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    config: Path = module.write_run_corpus(folder, 60, "merge")
+    config: Path = synthetic().write_run_corpus(folder, 60, "merge")
     return config.parent
 
 

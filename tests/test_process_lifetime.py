@@ -9,7 +9,6 @@ here (never a process of another session: the machine runs other work).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import signal
 import subprocess
@@ -20,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from synthetic_corpus import synthetic
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="reads the process table from /proc (Linux)"
@@ -107,13 +108,7 @@ def demo_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     several times the demo's units on two workers, so every moment below is reached while the run
     still has work. The demo's 36 chunks were done in a few seconds once the workers were up,
     and on a loaded machine a run finished before its Ctrl-C arrived."""
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_synthetic.py"
-    spec = importlib.util.spec_from_file_location("bench_synthetic", path)
-    assert spec is not None and spec.loader is not None
-    synthetic = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = synthetic  # its dataclasses look their module up
-    spec.loader.exec_module(synthetic)
-    config: Path = synthetic.write_run_corpus(tmp_path_factory.mktemp("corpus"), 120, "lifetime")
+    config: Path = synthetic().write_run_corpus(tmp_path_factory.mktemp("corpus"), 120, "lifetime")
     return config
 
 
