@@ -400,12 +400,12 @@ def test_compare_two_structbench_runs(
     for folder, predictions in ((before, inputs["beta"]), (after, beta_more)):
         _cli(capsys, *_score(inputs, "--predictions", str(predictions), "--out", str(folder)))
     compared = compare_runs(before, after)
-    (name,) = compared["models"]
-    diff = compared["models"][name]
-    assert diff["overall"]["before"] == pytest.approx(25 / 44)
-    assert diff["overall"]["delta"] == pytest.approx(3 / 44)
-    assert diff["metrics"]["DOC"]["delta"] == pytest.approx(0.25)
-    assert diff["metrics"]["MK"]["delta"] == pytest.approx(0.25)
-    assert diff["metrics"]["MV"]["delta"] == pytest.approx(0.125)
-    assert diff["metrics"]["WV"] == diff["overall"]
-    assert diff["layers"] == {} and diff["fields"] == {}
+    (name,) = compared.models
+    diff = compared.models[name]
+    assert diff.overall.before == pytest.approx(25 / 44)
+    assert diff.overall.delta == pytest.approx(3 / 44)
+    assert diff.metrics["DOC"].delta == pytest.approx(0.25)
+    assert diff.metrics["MK"].delta == pytest.approx(0.25)
+    assert diff.metrics["MV"].delta == pytest.approx(0.125)
+    assert diff.metrics["WV"] == diff.overall
+    assert diff.layers == {} and diff.fields == {}

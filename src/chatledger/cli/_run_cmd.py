@@ -225,32 +225,33 @@ def compare_command(
 
     diff = compare_runs(before, after)
     if output_format is OutputFormat.json:
-        emit_json(diff)
+        emit_json(diff.model_dump(mode="python"))
         return
-    for name, entry in diff["models"].items():
+    for name, entry in diff.models.items():
         table = Table(title=f"{name}: {before} → {after}", title_justify="left")
         table.add_column("score")
         table.add_column("before", justify="right")
         table.add_column("after", justify="right")
         table.add_column("Δ", justify="right")
-        o = entry["overall"]
-        table.add_row("overall", _fmt(o["before"]), _fmt(o["after"]), _fmt_delta(o["delta"]))
+        o = entry.overall
+        table.add_row("overall", _fmt(o.before), _fmt(o.after), _fmt_delta(o.delta))
         for group in ("layers", "metrics", "consumers", "fields"):
-            if entry[group]:
+            scores = entry.group(group)
+            if scores:
                 table.add_section()
-            for key, d in entry[group].items():
+            for key, d in scores.items():
                 label = key if group == "layers" else f"  {key}"
-                table.add_row(label, _fmt(d["before"]), _fmt(d["after"]), _fmt_delta(d["delta"]))
+                table.add_row(label, _fmt(d.before), _fmt(d.after), _fmt_delta(d.delta))
         stdout.print(table)
-    chunks = diff["chunks"]
-    if chunks is not None and not chunks["same"]:
+    chunks = diff.chunks
+    if chunks is not None and not chunks.same:
         note(
-            f"the runs did not score the same chunks ({chunks['before']} before, "
-            f"{chunks['after']} after; {chunks['only_before']} only before, "
-            f"{chunks['only_after']} only after): each Δ mixes the change with the change of "
+            f"the runs did not score the same chunks ({chunks.before} before, "
+            f"{chunks.after} after; {chunks.only_before} only before, "
+            f"{chunks.only_after} only after): each Δ mixes the change with the change of "
             "data (chatledger gate pairs two runs on the same chunks)"
         )
-    for name in diff["only_before"]:
+    for name in diff.only_before:
         stdout.print(f"only in {before}: {name}")
-    for name in diff["only_after"]:
+    for name in diff.only_after:
         stdout.print(f"only in {after}: {name}")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         audit_metrics,
         pitfall_summary,
     )
-    from chatledger.runs._compare import compare_runs
+    from chatledger.runs._compare import RunComparison, compare_runs
     from chatledger.runs._config import (
         DEFAULT_LAYER_WEIGHTS,
         LoadedRunConfig,
@@ -54,6 +54,7 @@ _WHERE = {
     "audit_judge": "_judge_audit",
     "LoadedRunConfig": "_config",
     "ModelSummary": "_results",
+    "RunComparison": "_compare",
     "RunConfig": "_config",
     "RunResult": "_results",
     "ScoreTableWriter": "_tables",
@@ -78,6 +79,7 @@ __all__ = [
     "AuditInput",
     "LoadedRunConfig",
     "ModelSummary",
+    "RunComparison",
     "RunConfig",
     "RunResult",
     "ScoreTableWriter",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from chatledger.core import InputError
 from chatledger.record import (
@@ -19,9 +20,61 @@ GROUPS = ("layers", "metrics", "fields", "consumers")
 Scores = tuple[float | None, dict[str, dict[str, float]]]  # overall, group → name → score
 
 
-def _delta(a: float | None, b: float | None) -> dict[str, float | None]:
-    diff = None if a is None or b is None else b - a
-    return {"before": a, "after": b, "delta": diff}
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ScoreDelta(_Frozen):
+    """One score in both runs; None where a run lacks it."""
+
+    before: float | None
+    after: float | None
+    delta: float | None
+
+    @classmethod
+    def of(cls, before: float | None, after: float | None) -> ScoreDelta:
+        delta = None if before is None or after is None else after - before
+        return cls(before=before, after=after, delta=delta)
+
+
+class ModelComparison(_Frozen):
+    """A model's overall score and its groups' scores (name → delta), before and after."""
+
+    overall: ScoreDelta
+    layers: dict[str, ScoreDelta]
+    metrics: dict[str, ScoreDelta]
+    fields: dict[str, ScoreDelta]
+    consumers: dict[str, ScoreDelta]
+
+    def group(self, name: str) -> dict[str, ScoreDelta]:
+        groups = {
+            "layers": self.layers,
+            "metrics": self.metrics,
+            "fields": self.fields,
+            "consumers": self.consumers,
+        }
+        return groups[name]
+
+
+class ChunkOverlap(_Frozen):
+    """Whether two conversation runs scored the same chunks, with the counts."""
+
+    same: bool
+    before: int
+    after: int
+    only_before: int
+    only_after: int
+
+
+class RunComparison(_Frozen):
+    """What ``chatledger compare`` prints (``--format json``: this model's dump)."""
+
+    before: str
+    after: str
+    chunks: ChunkOverlap | None
+    only_before: list[str]
+    only_after: list[str]
+    models: dict[str, ModelComparison]
 
 
 def _conversation(model: ModelResult) -> Scores:
@@ -42,7 +95,7 @@ def _structbench(row: StructbenchRow) -> Scores:
 
 def _chunks(
     before: ConversationRun | StructbenchRun, after: ConversationRun | StructbenchRun
-) -> dict[str, Any] | None:
+) -> ChunkOverlap | None:
     """Whether the two conversation runs scored the same chunks (``same``), with the counts;
     None when either run does not list them (a structbench run, or one written before
     run.json version 4). On other chunks a difference mixes the change with the data's."""
@@ -51,13 +104,13 @@ def _chunks(
     if not before.chunk_ids or not after.chunk_ids:
         return None
     a, b = set(before.chunk_ids), set(after.chunk_ids)
-    return {
-        "same": a == b,
-        "before": len(a),
-        "after": len(b),
-        "only_before": len(a - b),
-        "only_after": len(b - a),
-    }
+    return ChunkOverlap(
+        same=a == b,
+        before=len(a),
+        after=len(b),
+        only_before=len(a - b),
+        only_after=len(b - a),
+    )
 
 
 def _scores(run: ConversationRun | StructbenchRun) -> dict[str, Scores]:
@@ -66,7 +119,7 @@ def _scores(run: ConversationRun | StructbenchRun) -> dict[str, Scores]:
     return {model.name: _conversation(model) for model in run.models}
 
 
-def compare_runs(before_dir: str | Path, after_dir: str | Path) -> dict[str, Any]:
+def compare_runs(before_dir: str | Path, after_dir: str | Path) -> RunComparison:
     """Per model present in either run: overall, layer, field and consumer scores before/after
     (for structbench runs: DOC, MK, MV, WV and micro F1, with WV as the overall score)."""
     runs = read_run_record(before_dir), read_run_record(after_dir)
@@ -78,20 +131,20 @@ def compare_runs(before_dir: str | Path, after_dir: str | Path) -> dict[str, Any
         )
     before, after = _scores(runs[0]), _scores(runs[1])
     absent: Scores = (None, {})
-    models: dict[str, Any] = {}
+    models: dict[str, ModelComparison] = {}
     for name in [*before, *(n for n in after if n not in before)]:
         (overall_a, a), (overall_b, b) = before.get(name, absent), after.get(name, absent)
-        entry: dict[str, Any] = {"overall": _delta(overall_a, overall_b)}
+        groups: dict[str, dict[str, ScoreDelta]] = {}
         for group in GROUPS:
             ga, gb = a.get(group, {}), b.get(group, {})
             keys = [*ga, *(k for k in gb if k not in ga)]
-            entry[group] = {k: _delta(ga.get(k), gb.get(k)) for k in keys}
-        models[name] = entry
-    return {
-        "before": str(before_dir),
-        "after": str(after_dir),
-        "chunks": _chunks(*runs),
-        "only_before": [n for n in before if n not in after],
-        "only_after": [n for n in after if n not in before],
-        "models": models,
-    }
+            groups[group] = {k: ScoreDelta.of(ga.get(k), gb.get(k)) for k in keys}
+        models[name] = ModelComparison(overall=ScoreDelta.of(overall_a, overall_b), **groups)
+    return RunComparison(
+        before=str(before_dir),
+        after=str(after_dir),
+        chunks=_chunks(*runs),
+        only_before=[n for n in before if n not in after],
+        only_after=[n for n in after if n not in before],
+        models=models,
+    )
