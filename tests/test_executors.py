@@ -112,9 +112,9 @@ def test_a_rerun_skips_finished_stages_and_writes_the_same_bytes(
     assert isinstance(record, ConversationRun)
     layer_stages = [s for s in record.stages if s.stage in ("score", "judge", "downstream")]
     assert len(layer_stages) == 3 * challengers and all(s.reused for s in layer_stages)
-    # Only the judges' audit, the index and the per-file facts were computed (audit + index +
-    # reference + challengers); no batch.
-    assert units == [3 + challengers, 0]
+    # Only the index and the per-file facts (index + reference + challengers), then the
+    # judges' audit alone (one judge: it runs beside the batches, and there is none); no batch.
+    assert units == [2 + challengers, 1]
     assert _digests(out) == _digests(local_run)
 
 

@@ -177,12 +177,14 @@ def run_command(
     """Score every challenger of a run config on every configured layer; write the run directory.
 
     A rerun into the same --out reuses every finished stage whose inputs are unchanged."""
-    from chatledger.report import build_report
-
     result = run_with_progress(
         config, out, show=output_format is OutputFormat.table, executor=executor, batch=batch
     )
-    report_path = build_report(result.out_dir) if report else None
+    report_path = None
+    if report:  # imported after the run, not in series before it (~0.2 s)
+        from chatledger.report import build_report
+
+        report_path = build_report(result.out_dir)
     if output_format is OutputFormat.json:
         emit_json(
             {

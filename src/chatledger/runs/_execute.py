@@ -278,6 +278,13 @@ class _Run:
         audit = self._audit_unit(judges, chunks_path, reference_path)
         if audit is None:
             self.panel_audit = self._audit_panel(judges, chunks_path, reference_path)
+        # When its outcome cannot change the panel (one judge, or not strict: every judge
+        # stays), the audit runs beside the batches rather than before them (issue 34: the
+        # longest unit of the facts stage, a worker's ~3 s while the other waited).
+        beside = audit if audit is not None and _panel_is_known(audit) else None
+        if beside is not None:
+            audit = None
+            self.panel_audit = PanelAudit(beside.mode, [], list(beside.judges), {}, None)
         spec = RunSpec(
             chunks_path=str(chunks_path),
             reference_path=str(reference_path),
@@ -312,9 +319,7 @@ class _Run:
         raise_if_interrupted()
         self.timings["facts_s"] = time.perf_counter() - t0
         if audit is not None:
-            self.panel_audit, seconds = described.pop(0)
-            self.timings["judge_audit_s"] = seconds
-            self.stage_records.append(StageRecord(stage="judge_audit", seconds=seconds))
+            self._audited(described.pop(0), audit)
         offline_judges = [j for j in offline_judges if j.name in self.panel_audit.panel]
         model_judges = [j for j in model_judges if j.name in self.panel_audit.panel]
         index: ChunkIndex = described[0]
@@ -355,7 +360,11 @@ class _Run:
         # Each model's batch results arrive pickled and go to a spool file as they come: the
         # run holds a few bytes per batch, and unpickles one model's at a time to assemble it.
         by_model = _BatchSpool(self.out_dir)
-        for group_units, pickled in zip(groups, self.pool.imap(run_unit, groups), strict=True):
+        stream: list[BatchGroup | AuditUnit] = [*([beside] if beside is not None else []), *groups]
+        results = self.pool.imap(run_unit, stream)
+        if beside is not None:  # first: the longest unit
+            self._audited(next(results), beside)
+        for group_units, pickled in zip(groups, results, strict=True):
             raise_if_interrupted()  # a Ctrl-C swallowed in a gc callback (runs._lifetime)
             for unit, parts in zip(group_units.units, pickled, strict=True):
                 for layer, blob in parts.items():
@@ -507,6 +516,15 @@ class _Run:
         record.write(self.out_dir)
         result.record = record
         return result
+
+    def _audited(self, found: tuple[PanelAudit, float], unit: AuditUnit) -> None:
+        """The audit's result (from the executor) becomes the run's."""
+        audit, seconds = found
+        if self.panel_audit.panel and audit.panel != self.panel_audit.panel:
+            raise RuntimeError(f"the audit changed a panel it cannot change ({unit.judges})")
+        self.panel_audit = audit
+        self.timings["judge_audit_s"] = seconds
+        self.stage_records.append(StageRecord(stage="judge_audit", seconds=seconds))
 
     def _audit_unit(
         self, judges: Sequence[Any], chunks_path: Path, reference_path: Path
@@ -1256,6 +1274,12 @@ def _load_series(models: Sequence[_SeriesFiles], n_chunks: int) -> npt.NDArray[n
             series.judge = matrix[:, at : at + 2]
             at += 2
     return matrix
+
+
+def _panel_is_known(audit: AuditUnit) -> bool:
+    """Whether the panel is every judge whatever the audit finds: only ``strict`` drops a
+    judge, and only when another passed (none passing keeps them all; see audit_panel)."""
+    return audit.mode != "strict" or len(audit.judges) == 1
 
 
 def _str(path: Path | None) -> str | None:
