@@ -255,3 +255,65 @@ def test_matches_in_one_conversation_give_no_interval() -> None:
     # 3 of 24 matched: F1 = 6/48 = 0.125, score 0.125·(0.75 + 0.125) = 0.109375
     assert interval.estimate == pytest.approx(0.109375)
     assert interval.low <= 0.109375 <= interval.high
+
+
+def test_conversation_sums_give_the_chunk_matrix_statistics() -> None:
+    """A run reads layer 1's per-chunk columns back summed per conversation (issue 34: the
+    chunk matrix is never held): the same statistics as from the chunk matrix. Twelve chunks
+    in five conversations of 1-4 chunks, interleaved (c2's chunks are not consecutive)."""
+    matched = [1.0, 3.0, 0.0, 2.0, 4.0, 1.0, 0.0, 2.0, 3.0, 1.0, 4.0, 0.0]
+    convs = ["c0", "c0", "c1", "c2", "c1", "c2", "c3", "c3", "c3", "c4", "c2", "c3"]
+    series = _decisions_series(matched)
+    chunks = series.field_stats["decisions"]
+    # Summed by hand in order of first appearance: c0 chunks 0-1, c1 2 and 4, c2 3, 5 and 10,
+    # c3 6-8 and 11, c4 9.
+    groups = [[0, 1], [2, 4], [3, 5, 10], [6, 7, 8, 11], [9]]
+    sums = np.vstack([chunks[rows].sum(0) for rows in groups])
+    assert sums[:, statistic_names("decisions").index("matched")].tolist() == [4, 4, 7, 5, 1]
+    options = StatsOptions(bootstrap_resamples=200)
+    args = ([series], {"extraction": 1.0}, {"decisions": 1.0}, options, 7)
+    whole = compute_run_stats(*args, chunk_conversations=convs, all_fields=["decisions"])
+    summed = compute_run_stats(
+        *args, chunk_conversations=convs, all_fields=["decisions"], conversation_matrix=sums
+    )
+    assert whole is not None and summed is not None
+    assert summed.n_chunks == 12 and summed.n_conversations == 5
+    assert "extraction.decisions" in summed.intervals["m"]
+    assert summed.model_dump_json() == whole.model_dump_json()
+    with pytest.raises(ValueError, match="needs the chunk matrix"):
+        compute_run_stats(
+            [series],
+            {"extraction": 1.0},
+            {"decisions": 1.0},
+            StatsOptions(unit="chunk"),
+            7,
+            chunk_conversations=convs,
+            conversation_matrix=sums,
+        )
+
+
+def test_sign_patterns_in_smaller_blocks_are_the_same_draws(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above 256 units the Monte Carlo sign patterns come in blocks of fewer than 4,096 rows
+    (issue 34: 4,096 × 10,000 conversations was 328 MB): the same patterns as one draw of
+    them all, so the same p-value. 300 units: default blocks of 1,048,576 // 300 = 3,495
+    rows; made 1,000 here."""
+    from chatledger.stats import _inference
+
+    k, n_draws = 300, 5000
+    whole = np.random.default_rng(4).choice(np.array([-1.0, 1.0]), size=(n_draws, k))
+    blocks = list(_inference._draw_signs(k, n_draws, 4))
+    assert [b.shape[0] for b in blocks] == [3495, 1505]
+    monkeypatch.setattr(_inference, "_SIGN_BLOCK_VALUES", 300_000)
+    small = list(_inference._draw_signs(k, n_draws, 4))
+    assert [b.shape[0] for b in small] == [1000] * 5
+    assert np.array_equal(np.vstack(blocks), whole) and np.array_equal(np.vstack(small), whole)
+    # Differences of mean 0.1 around noise: one p-value whatever the blocks.
+    d = 0.1 + np.random.default_rng(5).normal(0.0, 1.0, k)
+    monkeypatch.setattr(_inference, "_SIGN_BLOCK_VALUES", 1 << 20)
+    got = sign_flip_test(d, n_draws=n_draws, seed=4)
+    monkeypatch.setattr(_inference, "_SIGN_BLOCK_VALUES", 300_000)
+    monkeypatch.setattr(_inference, "_kept_signs", None)  # drawn again, not the kept ones
+    assert sign_flip_test(d, n_draws=n_draws, seed=4) == got
+    assert not got.exact and got.n_patterns == n_draws

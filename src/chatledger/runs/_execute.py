@@ -447,8 +447,14 @@ class _Run:
             raise_if_interrupted()
             t0 = time.perf_counter()
             # The per-chunk statistics of every model, read back from the stages' files into
-            # the one matrix the statistics resample (each model's series are views of it).
-            chunk_matrix = _load_series(series, n_chunks)
+            # the one matrix the statistics resample (each model's series are views of it):
+            # summed per conversation as they are read when the conversation is the unit.
+            by_conversation = config.stats.unit == "conversation"
+            matrix = _load_series(
+                series,
+                n_chunks,
+                _conversation_rows(index.conversations) if by_conversation else None,
+            )
             stats = compute_run_stats(
                 [s.series for s in series],
                 weights_used,
@@ -457,9 +463,10 @@ class _Run:
                 config.seed,
                 chunk_conversations=index.conversations,
                 all_fields=scoring.fields,
-                chunk_matrix=chunk_matrix,
+                chunk_matrix=None if by_conversation else matrix,
+                conversation_matrix=matrix if by_conversation else None,
             )
-            del chunk_matrix
+            del matrix
             if variance and stats is not None:
                 stats.repeat_variance = variance
             self.timings["stats_s"] = time.perf_counter() - t0
@@ -1240,18 +1247,38 @@ class _SeriesFiles:
     judge_chunks: Path | None
 
 
-def _load_series(models: Sequence[_SeriesFiles], n_chunks: int) -> npt.NDArray[np.float64]:
+def _load_series(
+    models: Sequence[_SeriesFiles], n_chunks: int, rows: npt.NDArray[np.intp] | None = None
+) -> npt.NDArray[np.float64]:
     """Every model's layer-1 field statistics and judge (sum, count), read back from the
-    stages' per-chunk files column by column into one matrix (chunks × columns, in the order
-    ``compute_run_stats`` lays them out); each model's series get views of it, so the values
-    exist once (issue 34: every model's series were held, then copied side by side)."""
+    stages' per-chunk files column by column into one matrix (in the order
+    ``compute_run_stats`` lays the columns out); each model's series get views of it, so the
+    values exist once (issue 34: every model's series were held, then copied side by side).
+
+    Without ``rows`` the matrix is chunks × columns. With ``rows`` (each chunk's row: its
+    conversation's place in order of first appearance) each column is summed per conversation
+    as it is read — chunk by chunk in run order, as ``compute_run_stats`` sums them — and the
+    matrix is conversations × columns, all the statistics read when the conversation is the
+    unit: the chunk matrix (~4.4 kB a chunk for 3 models) never exists, one column of chunks
+    at a time does."""
     import pyarrow.parquet as pq
 
     widths = []
     for model in models:
         widths += [len(statistic_names(f)) for f in model.fields if model.score_chunks]
         widths += [len(JUDGE_COLUMNS)] if model.judge_chunks is not None else []
-    matrix = np.empty((n_chunks, sum(widths)))
+    if rows is None:
+        matrix = np.empty((n_chunks, sum(widths)))
+    else:
+        n_rows = int(rows.max()) + 1 if rows.size else 0
+        matrix = np.zeros((n_rows, sum(widths)))
+
+    def put(column: int, values: npt.NDArray[np.float64]) -> None:
+        if rows is None:
+            matrix[:, column] = values
+        else:
+            np.add.at(matrix[:, column], rows, values)
+
     at = 0
     for model in models:
         series = model.series
@@ -1262,15 +1289,16 @@ def _load_series(models: Sequence[_SeriesFiles], n_chunks: int) -> npt.NDArray[n
                     names = [stat_column(name, j) for j in range(width)]
                     table = stored.read(columns=names)
                     for j in range(width):
-                        matrix[:, at + j] = table.column(j).to_numpy()
+                        put(at + j, table.column(j).to_numpy())
+                    del table
                     series.field_stats[name] = matrix[:, at : at + width]
                     at += width
         if model.judge_chunks is not None:
             column = pq.read_table(model.judge_chunks, columns=[PER_CHUNK]).column(0)
             scored = column.is_valid().to_numpy(zero_copy_only=False)
             values = column.fill_null(0.0).to_numpy()
-            matrix[:, at] = np.where(scored, values, 0.0)
-            matrix[:, at + 1] = scored.astype(np.float64)
+            put(at, np.where(scored, values, 0.0))
+            put(at + 1, scored.astype(np.float64))
             series.judge = matrix[:, at : at + 2]
             at += 2
     return matrix
@@ -1280,6 +1308,16 @@ def _panel_is_known(audit: AuditUnit) -> bool:
     """Whether the panel is every judge whatever the audit finds: only ``strict`` drops a
     judge, and only when another passed (none passing keeps them all; see audit_panel)."""
     return audit.mode != "strict" or len(audit.judges) == 1
+
+
+def _conversation_rows(chunk_conversations: Sequence[str]) -> npt.NDArray[np.intp]:
+    """Each chunk's conversation as its place in order of first appearance."""
+    position: dict[str, int] = {}
+    return np.fromiter(
+        (position.setdefault(c, len(position)) for c in chunk_conversations),
+        dtype=np.intp,
+        count=len(chunk_conversations),
+    )
 
 
 def _str(path: Path | None) -> str | None:

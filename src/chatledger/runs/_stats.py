@@ -218,12 +218,17 @@ def compute_run_stats(
     chunk_conversations: Sequence[str],
     all_fields: Sequence[str] | None = None,
     chunk_matrix: FloatArray | None = None,
+    conversation_matrix: FloatArray | None = None,
 ) -> RunStats | None:
     """All run statistics, as the record keeps them (None without models or chunks).
     ``chunk_conversations`` names the conversation of each chunk in run order (the units of
     the cluster bootstrap). ``chunk_matrix``: every model's field statistics and judge columns
     already side by side, in the order laid out here (the series' arrays are views of it),
-    instead of a copy of them made here."""
+    instead of a copy of them made here. ``conversation_matrix``: the same columns already
+    summed per conversation (conversations in order of first appearance), each summed in
+    chunk order as here — all the statistics read when the conversation is the unit, so the
+    series' arrays are not read then (only their names and widths) and no chunk matrix need
+    exist (issue 34: at 100,000 chunks × 3 models it is ~440 MB)."""
     if not series or not chunk_conversations:
         return None
     fields_order = list(all_fields if all_fields is not None else field_weights)
@@ -239,12 +244,26 @@ def compute_run_stats(
             columns.add((model.name, "judge"), JUDGE_COLUMNS)
             chunk_blocks.append(model.judge)
     chunk_width = columns.width
-    if chunk_matrix is None:
-        chunk_matrix = np.hstack(chunk_blocks) if chunk_blocks else np.zeros((n_chunks, 0))
-    elif chunk_matrix.shape != (n_chunks, chunk_width):
-        raise ValueError(f"chunk matrix {chunk_matrix.shape}, expected {(n_chunks, chunk_width)}")
+    by_conversation = options.unit == "conversation"
+    k = len(conversations)
+    if conversation_matrix is not None:
+        if not by_conversation:
+            raise ValueError("the chunk as the unit needs the chunk matrix, not its sums")
+        if conversation_matrix.shape != (k, chunk_width):
+            raise ValueError(
+                f"conversation matrix {conversation_matrix.shape}, expected {(k, chunk_width)}"
+            )
+        chunk_sums = conversation_matrix
+    else:
+        if chunk_matrix is None:
+            chunk_matrix = np.hstack(chunk_blocks) if chunk_blocks else np.zeros((n_chunks, 0))
+        elif chunk_matrix.shape != (n_chunks, chunk_width):
+            raise ValueError(
+                f"chunk matrix {chunk_matrix.shape}, expected {(n_chunks, chunk_width)}"
+            )
+        chunk_sums = _conversation_sums(chunk_matrix, chunk_conversations, conversations)
     del chunk_blocks
-    conv_blocks = [_conversation_sums(chunk_matrix, chunk_conversations, conversations)]
+    conv_blocks = [chunk_sums]
     for model in series:
         for consumer, counts in (model.downstream or {}).items():
             count_names = tuple(counts)
@@ -252,8 +271,6 @@ def compute_run_stats(
             conv_blocks.append(np.column_stack([counts[c] for c in count_names]))
     conv_matrix = np.hstack(conv_blocks)
     figures = _Figures(series, layer_weights, field_weights, fields_order, columns)
-    by_conversation = options.unit == "conversation"
-    k = len(conversations)
     small = "chunks" if by_conversation is False else "conversations"
     out = RunStats(
         n_chunks=n_chunks,
@@ -279,11 +296,15 @@ def compute_run_stats(
     few: dict[str, dict[str, int]] = {}
     for model in series:
         for f in model.field_stats:
-            n_ref = round(float(columns.sums(chunk_matrix, (model.name, f))["n_reference"].sum()))
+            n_ref = round(float(columns.sums(chunk_sums, (model.name, f))["n_reference"].sum()))
             if n_ref < FEW_ITEMS:
                 few.setdefault(model.name, {})[f] = n_ref
     out.few_items = few
-    small_units = conv_matrix if by_conversation else chunk_matrix[:, :chunk_width]
+    if by_conversation:
+        small_units = conv_matrix
+    else:
+        assert chunk_matrix is not None  # refused above with conversation sums
+        small_units = chunk_matrix[:, :chunk_width]
     # A list field whose matched (or unmatched) items lie in fewer than two units: its spread
     # over units rests on one unit, and no interval is given (stats._inference's doc).
     concentrated: dict[str, dict[str, str]] = {}

@@ -225,6 +225,11 @@ def sign_flip_test(
 
 
 _SIGN_BLOCK = 4096
+# At most this many values in a block (8 MB of float64, as many again for the indices
+# ``choice`` draws them from): 4,096 rows of 10,000 conversations were 328 MB, twice over —
+# the peak of a 100,000-chunk run (issue 34). The patterns are drawn in the same order,
+# whatever the block's rows, so they are the same numbers.
+_SIGN_BLOCK_VALUES = 1 << 20
 # The last Monte Carlo patterns drawn, kept while they fit in this many values (32 MB): a gate
 # or a run tests every figure over the same conversations with the same seed, so the same
 # patterns, and drawing them was most of each test's time (22 rules at k = 100: 0.25 s → 0.01).
@@ -234,8 +239,8 @@ _kept_signs: tuple[tuple[int, int, int], list[FloatArray]] | None = None
 
 def _sign_patterns(k: int, n_draws: int, seed: int) -> Iterable[FloatArray]:
     """The ``n_draws`` random sign patterns of ``k`` units from ``seed``, in blocks of 4,096
-    rows: the same numbers, drawn the same way, on every call (one block at a time when they
-    are too many to keep)."""
+    rows (fewer above 256 units: at most ``_SIGN_BLOCK_VALUES`` values): the same numbers,
+    drawn the same way, on every call (one block at a time when they are too many to keep)."""
     global _kept_signs
     key = (k, n_draws, seed)
     if _kept_signs is not None and _kept_signs[0] == key:
@@ -252,8 +257,9 @@ def _sign_patterns(k: int, n_draws: int, seed: int) -> Iterable[FloatArray]:
 
 def _draw_signs(k: int, n_draws: int, seed: int) -> Iterator[FloatArray]:
     rng = np.random.default_rng(seed)
-    for start in range(0, n_draws, _SIGN_BLOCK):
-        yield rng.choice(np.array([-1.0, 1.0]), size=(min(_SIGN_BLOCK, n_draws - start), k))
+    rows = max(1, min(_SIGN_BLOCK, _SIGN_BLOCK_VALUES // max(k, 1)))
+    for start in range(0, n_draws, rows):
+        yield rng.choice(np.array([-1.0, 1.0]), size=(min(rows, n_draws - start), k))
 
 
 @dataclass(frozen=True)
