@@ -98,9 +98,11 @@ def test_a_rerun_skips_finished_stages_and_writes_the_same_bytes(
             units.append(len(batch))
             return original(fn, batch)  # type: ignore[arg-type]
 
-        def imap_and_count(fn: object, batch: list[object]) -> Iterator[object]:
-            units.append(len(batch))
-            return original_imap(fn, batch)  # type: ignore[arg-type]
+        def imap_and_count(
+            fn: object, batch: list[object], head: object = None
+        ) -> Iterator[object]:
+            units.append(len(batch) + (head is not None))
+            return original_imap(fn, batch, head)  # type: ignore[arg-type]
 
         self.pool.map = map_and_count  # type: ignore[method-assign]
         self.pool.imap = imap_and_count  # type: ignore[method-assign]

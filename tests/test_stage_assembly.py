@@ -6,6 +6,7 @@ interleave (batches of whole conversations then hold chunks far apart)."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import pickle
 from pathlib import Path
@@ -60,8 +61,8 @@ def test_streamed_stages_are_what_the_whole_file_functions_compute(
     result = execute_run(loaded, out, executor="local")
     assert result.record is not None
     scored = [s for s in result.record.stages if s.stage == "score"]
-    # 36 chunks in batches of whole conversations of ≥ 9 chunks (36 / (4 × 1 worker)).
-    assert [s.units for s in scored] == [3]
+    # 36 chunks in batches of whole conversations of ≥ 5 chunks (36 / (8 × 1 worker)).
+    assert [s.units for s in scored] == [6]
 
     chunks = read_chunks(loaded.chunks)
     assert loaded.reference is not None
@@ -171,3 +172,32 @@ def test_resample_counts_come_one_batch_at_a_time_as_drawn_before(
     counts = resample_counts(4, 5, 7)
     assert not isinstance(counts, list)  # a generator: ~32 MB at a time, not B × units × 8
     assert [batch.tolist() for batch in counts] == expected
+
+
+def test_a_live_spool_gives_each_batch_as_it_arrives_and_ends_with_the_last(
+    tmp_path: Path,
+) -> None:
+    # What the stages' threads read while the units run (the parallel executors): the chunks of
+    # a batch come as soon as it is added — the next batch's first chunk is known in advance —
+    # and the reading ends with the last expected batch, before the spool completes.
+    spool = execute_module._BatchSpool(tmp_path, live=True)
+    batches = [(0, 2), (1, 3, 4), (5, 6)]  # the first two interleave
+    spool.expect(batches)
+    reader = spool.in_order("m", "extraction")
+    spool.add("m", "extraction", batches[0], pickle.dumps(BatchResult(batches[0])))
+    position, result, first, last = next(reader)  # 1 is not in the first batch: it waits
+    assert (position, result.positions, first, last) == (0, batches[0], True, False)
+    spool.add("m", "extraction", batches[1], pickle.dumps(BatchResult(batches[1])))
+    assert [p for p, *_ in itertools.islice(reader, 4)] == [1, 2, 3, 4]
+    spool.add("m", "extraction", batches[2], pickle.dumps(BatchResult(batches[2])))
+    assert [(p, first, last) for p, _, first, last in reader] == [
+        (5, True, False),
+        (6, False, True),
+    ]
+    with pytest.raises(RuntimeError, match="not expected"):  # a batch out of order
+        spool.add("m", "judge", batches[1], pickle.dumps(BatchResult(batches[1])))
+    waiting = spool.each("m", "downstream")
+    spool.abort()  # the run stopped: a reader waiting for a batch ends
+    with pytest.raises(execute_module._SpoolAborted):
+        next(waiting)
+    spool.close()

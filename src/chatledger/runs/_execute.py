@@ -18,14 +18,17 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import os
 import pickle
 import resource
 import shutil
 import tempfile
+import threading
 import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -132,9 +135,11 @@ if TYPE_CHECKING:
 ProgressCallback = Callable[[str, int, int], None]
 LAYER_STAGES = ("extraction", "judge", "downstream")
 STAGE_OF_LAYER = {"extraction": "score", "judge": "judge", "downstream": "downstream"}
-# Batches of at least this many chunks (whole conversations), about four per worker: enough
-# to keep every worker busy to the end, few enough that dispatch costs nothing.
+# Batches of at least this many chunks (whole conversations), about eight per worker: enough
+# to keep every worker busy to the end, few enough that dispatch costs nothing; and what is
+# assembled after the last unit is its batch (issue 34: eight rather than four per worker).
 MIN_BATCH_CHUNKS = 25
+BATCHES_PER_WORKER = 8
 # And at most this many: what a unit holds while it computes grows with its batch, and past a
 # few hundred chunks a larger batch saves nothing (issue 34: 2,500-chunk batches at 10k).
 MAX_BATCH_CHUNKS = 200
@@ -343,7 +348,8 @@ class _Run:
 
         # Stages score / judge / downstream: every batch of every model still to compute.
         n_chunks = len(index.chunk_ids)
-        target = max(MIN_BATCH_CHUNKS, math.ceil(n_chunks / (4 * worker_count(self.pool))))
+        per_run = BATCHES_PER_WORKER * worker_count(self.pool)
+        target = max(MIN_BATCH_CHUNKS, math.ceil(n_chunks / per_run))
         target = min(target, MAX_BATCH_CHUNKS)
         batches = index.batches(target)
         groups: list[BatchGroup] = []
@@ -358,24 +364,45 @@ class _Run:
         t0 = time.perf_counter()
         self._say(f"scoring {len(groups)} batch(es) of chunks on the {self.pool.spec} executor")
         # Each model's batch results arrive pickled and go to a spool file as they come: the
-        # run holds a few bytes per batch, and unpickles one model's at a time to assemble it.
-        by_model = _BatchSpool(self.out_dir)
-        stream: list[BatchGroup | AuditUnit] = [*([beside] if beside is not None else []), *groups]
-        results = self.pool.imap(run_unit, stream)
-        if beside is not None:  # first: the longest unit
-            self._audited(next(results), beside)
-        for group_units, pickled in zip(groups, results, strict=True):
-            raise_if_interrupted()  # a Ctrl-C swallowed in a gc callback (runs._lifetime)
-            for unit, parts in zip(group_units.units, pickled, strict=True):
-                for layer, blob in parts.items():
-                    by_model.add(unit.name, layer, unit.positions, blob)
-        raise_if_interrupted()
+        # run holds a few bytes per batch, and unpickles one batch at a time to assemble it.
+        # With workers, each stage is assembled by a thread of this process while the units
+        # run (they arrive in chunk order, the order a stage reads them): what is left after
+        # the last unit is its batches and the statistics (issue 34: the assembly ran after
+        # the units, ~10 % of a run in series). `local`, and a run with a model judge (its
+        # calls go through the run's hub), assemble each model after the units.
+        overlap = self.pool.spec.kind != "local" and not model_judges
+        by_model = _BatchSpool(self.out_dir, live=overlap)
+        store = StageStore(self.out_dir)
+        by_model.expect(batches)  # every model with a stage to compute is in every group
+        stages = _Assembly(self, by_model, store, index, scoring, spec, model_judges, overlap)
+        try:
+            for plan in plans:
+                for layer in config.layers:
+                    if layer not in plan.reused:
+                        stages.start(plan, layer)
+            # The audit starts first (the longest unit) and is given last: the batches' results
+            # come in while it runs.
+            stream: Sequence[IndexUnit | ModelUnit | BatchUnit | BatchGroup | AuditUnit] = groups
+            results = self.pool.imap(run_unit, stream, head=beside)
+            for group_units in groups:
+                pickled = next(results)
+                raise_if_interrupted()  # a Ctrl-C swallowed in a gc callback (runs._lifetime)
+                for unit, parts in zip(group_units.units, pickled, strict=True):
+                    for layer, blob in parts.items():
+                        by_model.add(unit.name, layer, unit.positions, blob)
+                stages.raise_failed()
+            if beside is not None:
+                self._audited(next(results), beside)
+            raise_if_interrupted()
+        except BaseException:
+            by_model.abort()  # the stages waiting for batches end
+            raise
         compute_s = time.perf_counter() - t0
         # Wall time of the units on the executor (the part more workers can shorten).
         self.timings["units_s"] = compute_s
-        n_units = sum(len(g.units) for g in groups)
+        stages.units_done(compute_s, sum(len(g.units) for g in groups))
+        by_model.complete()  # from here on every stage runs to its end
 
-        store = StageStore(self.out_dir)
         models: list[ModelSummary] = []
         series: list[_SeriesFiles] = []
         variance: dict[str, RepeatVariance] = {}
@@ -393,17 +420,7 @@ class _Run:
                 # Each stage is assembled from the spool in chunk order, its rows, lines and
                 # per-chunk values written to its files in stages/ as it goes; the outputs
                 # below are read back from those files (issue 34).
-                outputs = self._assemble(
-                    plan,
-                    by_model,
-                    store,
-                    index,
-                    scoring,
-                    spec,
-                    model_judges,
-                    n_units,
-                    compute_s,
-                )
+                outputs = self._assemble(plan, stages)
                 summary, overall_row, model_series = self._summarise(
                     plan, outputs, weights_used, index
                 )
@@ -666,18 +683,7 @@ class _Run:
             plans.append(plan)
         return plans
 
-    def _assemble(
-        self,
-        plan: _ModelPlan,
-        spool: _BatchSpool,
-        store: StageStore,
-        index: ChunkIndex,
-        scoring: ScoringConfig,
-        spec: RunSpec,
-        model_judges: Sequence[Any],
-        n_units: int,
-        compute_s: float,
-    ) -> dict[str, StageOutput]:
+    def _assemble(self, plan: _ModelPlan, stages: _Assembly) -> dict[str, StageOutput]:
         """Each layer's stage output of one model: reused, or assembled from its batches (read
         back from the spool in chunk order, one batch at a time) into its stage files."""
         out: dict[str, StageOutput] = {}
@@ -690,26 +696,14 @@ class _Run:
                 )
                 out[layer] = output
                 continue
-            t0 = time.perf_counter()
-            with store.writing(plan.file_key, stage) as files:
-                if layer == "extraction":
-                    output, per_chunk = self._score_stage(plan, spool, index, scoring, spec, files)
-                elif layer == "judge":
-                    output, per_chunk = self._judge_stage(plan, spool, index, model_judges, files)
-                else:
-                    output, per_chunk = self._downstream_stage(plan, spool, index, files)
-                seconds = time.perf_counter() - t0
-                # The units computed every layer of a batch at once: their time is shared out.
-                share = compute_s / max(1, n_units) * output.units / len(self.config.layers)
-                output.seconds = seconds + share
-                files.finish(output, per_chunk)
-            self.timings[f"{layer}_s"] += seconds + share
+            output = stages.result(plan, layer)
+            self.timings[f"{layer}_s"] += output.seconds
             self.stage_records.append(
                 StageRecord(
                     stage=stage,
                     model=plan.name,
                     key=plan.keys[layer],
-                    seconds=seconds + share,
+                    seconds=output.seconds,
                     units=output.units,
                 )
             )
@@ -1165,71 +1159,232 @@ class _Run:
         )
 
 
+class _Assembly:
+    """The stages of a run's models still to compute, each assembled from the spool into its
+    files in ``stages/``: in a thread each, started before the units (``threads``: the
+    parallel executors), or one at a time when the run asks for its result."""
+
+    def __init__(
+        self,
+        run: _Run,
+        spool: _BatchSpool,
+        store: StageStore,
+        index: ChunkIndex,
+        scoring: ScoringConfig,
+        spec: RunSpec,
+        model_judges: Sequence[Any],
+        threads: bool,
+    ) -> None:
+        self.run, self.spool, self.store, self.index = run, spool, store, index
+        self.scoring, self.spec, self.model_judges = scoring, spec, model_judges
+        self.threads = threads
+        self._running: dict[tuple[str, str], Future[StageOutput]] = {}
+        self._units = threading.Event()
+        self._share = 0.0  # the units' wall time per unit and layer (set by units_done)
+
+    def start(self, plan: _ModelPlan, layer: str) -> None:
+        if not self.threads:
+            return
+        future: Future[StageOutput] = Future()
+
+        def assemble() -> None:
+            try:
+                future.set_result(self._stage(plan, layer, time.thread_time))
+            except BaseException as exc:  # raised in the run when it asks for the stage
+                future.set_exception(exc)
+
+        name = f"stage {plan.name} {layer}"
+        threading.Thread(target=assemble, name=name, daemon=True).start()
+        self._running[(plan.name, layer)] = future
+
+    def raise_failed(self) -> None:
+        """Raise what a stage's thread raised, if one did (rather than after the units)."""
+        for future in self._running.values():
+            if future.done() and (exc := future.exception()) is not None:
+                raise exc
+
+    def units_done(self, compute_s: float, n_units: int) -> None:
+        self._share = compute_s / max(1, n_units) / len(self.run.config.layers)
+        self._units.set()
+
+    def result(self, plan: _ModelPlan, layer: str) -> StageOutput:
+        """The stage's output, its files written (its seconds: its own time — its thread's
+        CPU time when it overlapped the units — plus its share of the units' wall time)."""
+        future = self._running.pop((plan.name, layer), None)
+        if future is not None:
+            return future.result()
+        return self._stage(plan, layer, time.perf_counter)
+
+    def _stage(self, plan: _ModelPlan, layer: str, clock: Callable[[], float]) -> StageOutput:
+        run, spool, index = self.run, self.spool, self.index
+        t0 = clock()
+        with self.store.writing(plan.file_key, STAGE_OF_LAYER[layer]) as files:
+            if layer == "extraction":
+                output, per_chunk = run._score_stage(
+                    plan, spool, index, self.scoring, self.spec, files
+                )
+            elif layer == "judge":
+                output, per_chunk = run._judge_stage(plan, spool, index, self.model_judges, files)
+            else:
+                output, per_chunk = run._downstream_stage(plan, spool, index, files)
+            seconds = clock() - t0
+            self._units.wait()  # set before the spool completes, which every stage waits for
+            # The units computed every layer of a batch at once: their time is shared out.
+            output.seconds = seconds + self._share * output.units
+            files.finish(output, per_chunk)
+        return output
+
+
+_Place = tuple[tuple[int, ...], int, int]  # a batch's sorted positions, offset and size
+
+
+class _SpoolAborted(Exception):
+    """The run stopped while a stage waited for batches (its thread ends with this)."""
+
+
 class _BatchSpool:
     """The units' pickled batch results, by model, in an unnamed file of the run folder (it
-    disappears when closed, or with the process): what the run holds is where each one is."""
+    disappears when closed, or with the process): what the run holds is where each one is.
 
-    def __init__(self, out_dir: Path) -> None:
+    ``live``: the batches are read while they arrive — the stages of the parallel executors
+    are assembled in threads while the units run (issue 34) — so a reader waits for the next
+    one until :meth:`complete`. They arrive in the order of their first chunk (the order the
+    batches were made), which is what the readers need. Otherwise every batch is added
+    before any is read, in any order."""
+
+    def __init__(self, out_dir: Path, *, live: bool = False) -> None:
         self._file = tempfile.TemporaryFile(dir=out_dir)  # noqa: SIM115 - closed by close()
-        self._where: dict[tuple[str, str], list[tuple[tuple[int, ...], int, int]]] = {}
+        self._fd = self._file.fileno()  # read and written at offsets: no shared position
+        self._where: dict[tuple[str, str], list[_Place]] = {}
         self._end = 0
+        self._live = live
+        self._changed = threading.Condition()
+        self._complete = not live
+        self._aborted = False
+        self._expected: list[int] = []  # live: the first chunk of each batch (expect)
 
     def add(self, name: str, layer: str, positions: Sequence[int], blob: bytes) -> None:
-        self._file.seek(self._end)
-        self._file.write(blob)
+        """(One thread adds.)"""
+        view = memoryview(blob)
+        at = self._end
+        while view:
+            written = os.pwrite(self._fd, view, at)
+            view, at = view[written:], at + written
         place = (tuple(sorted(positions)), self._end, len(blob))
-        self._where.setdefault((name, layer), []).append(place)
-        self._end += len(blob)
+        with self._changed:
+            places = self._where.setdefault((name, layer), [])
+            if self._live and (
+                len(places) >= len(self._expected)
+                or not place[0]
+                or place[0][0] != self._expected[len(places)]
+            ):
+                raise RuntimeError("a live batch that was not expected, or out of order")
+            places.append(place)
+            self._end += len(blob)
+            self._changed.notify_all()
+
+    def expect(self, batches: Sequence[Sequence[int]]) -> None:
+        """The batches every model's stages will read, in the order they will arrive: a
+        live reader then gives a batch's chunks as soon as it comes (it knows where the next
+        one starts without waiting for it)."""
+        self._expected = [min(positions) if positions else -1 for positions in batches]
+
+    def _firsts(self, name: str, layer: str) -> list[int]:
+        """The first chunk of each of this model's batches for this layer, in order."""
+        if self._live:
+            return self._expected
+        places = self._where.get((name, layer), [])
+        return sorted(p[0][0] if p[0] else -1 for p in places)
+
+    def complete(self) -> None:
+        """Every batch is in: readers stop waiting for more."""
+        with self._changed:
+            self._complete = True
+            self._changed.notify_all()
+
+    def abort(self) -> None:
+        """The run stopped: a reader waiting for a batch raises :class:`_SpoolAborted`."""
+        with self._changed:
+            self._aborted = True
+            self._changed.notify_all()
 
     def _read(self, offset: int, size: int) -> BatchResult:
-        self._file.seek(offset)
-        result: BatchResult = pickle.loads(self._file.read(size))
+        parts = []
+        while size > 0:
+            part = os.pread(self._fd, size, offset)
+            if not part:
+                raise OSError(f"the batch spool ends before {size} more bytes at {offset}")
+            parts.append(part)
+            size, offset = size - len(part), offset + len(part)
+        result: BatchResult = pickle.loads(b"".join(parts))
         return result
+
+    def _batches(self, name: str, layer: str, *, keep: bool, by_chunk: bool) -> Iterator[_Place]:
+        """One model's batches for one layer: as they arrive while the spool is live, then
+        (or all at once) the rest in the order they were added — by their first chunk with
+        ``by_chunk``. Forgotten here once all are given, unless ``keep``."""
+        key = (name, layer)
+        given = 0
+        while True:
+            if self._live and given == len(self._expected):  # all in: no need to wait for more
+                if not keep:
+                    with self._changed:
+                        self._where.pop(key, None)
+                return
+            with self._changed:
+                while not self._complete and given >= len(self._where.get(key, ())):
+                    if self._aborted:
+                        raise _SpoolAborted
+                    self._changed.wait()
+                if self._aborted:
+                    raise _SpoolAborted
+                places = self._where.get(key, [])
+                if self._complete:
+                    rest = places[given:]
+                    if not keep:
+                        self._where.pop(key, None)
+                    break
+                place = places[given]
+            given += 1
+            yield place
+        if by_chunk:
+            rest = sorted(rest, key=lambda p: p[0][0] if p[0] else -1)
+        yield from rest
 
     def each(self, name: str, layer: str) -> Iterator[BatchResult]:
         """One model's batch results for one layer in the order they were added, one
         unpickled at a time; forgotten here."""
-        for _, offset, size in self._where.pop((name, layer), []):
+        for _, offset, size in self._batches(name, layer, keep=False, by_chunk=False):
             yield self._read(offset, size)
-
-    def take(self, name: str, layer: str) -> list[BatchResult]:
-        """One model's batch results for one layer (the fields its stage reads), in the order
-        they were added; forgotten here."""
-        return [self._read(o, n) for _, o, n in self._where.pop((name, layer), [])]
 
     def in_order(
         self, name: str, layer: str, *, keep: bool = False
     ) -> Iterator[tuple[int, BatchResult, bool, bool]]:
         """(chunk position, its batch's result, first and last position of that batch?) for
-        every chunk
-        of one model's batches for one layer, in run order. A batch is unpickled when its first
-        chunk comes and dropped after its last: batches of whole conversations in their order
-        of appearance hold consecutive chunks, so one is held at a time (more only while
-        conversations interleave). Forgotten here unless ``keep``."""
-        places = self._where.get((name, layer), [])
-        if not keep:
-            self._where.pop((name, layer), None)
-        order = sorted(range(len(places)), key=lambda b: places[b][0][0] if places[b][0] else -1)
+        every chunk of one model's batches for one layer, in run order. A batch is unpickled
+        when its first chunk comes and dropped after its last: batches of whole conversations
+        in their order of appearance hold consecutive chunks, so one is held at a time (more
+        only while conversations interleave; a chunk is given once the next batch's first
+        chunk is known to come after it). Forgotten here unless ``keep``."""
+        batches = self._batches(name, layer, keep=keep, by_chunk=True)
+        firsts = self._firsts(name, layer)
         waiting: list[tuple[int, int, int]] = []  # (position, batch, index in its positions)
-        held: dict[int, BatchResult] = {}
+        held: dict[int, tuple[tuple[int, ...], BatchResult]] = {}
         started = 0
-        while waiting or started < len(order):
-            if started < len(order) and (
-                not waiting or places[order[started]][0][0] < waiting[0][0]
-            ):
-                b = order[started]
-                started += 1
-                positions, offset, size = places[b]
+        while waiting or started < len(firsts):
+            if started < len(firsts) and (not waiting or firsts[started] < waiting[0][0]):
+                positions, offset, size = next(batches)  # (waits for it while live)
                 if positions:
-                    held[b] = self._read(offset, size)
-                    heapq.heappush(waiting, (positions[0], b, 0))
+                    held[started] = (positions, self._read(offset, size))
+                    heapq.heappush(waiting, (positions[0], started, 0))
+                started += 1
                 continue
             position, b, k = heapq.heappop(waiting)
-            result = held[b]
-            last = k + 1 == len(places[b][0])
+            positions, result = held[b]
+            last = k + 1 == len(positions)
             yield position, result, k == 0, last
             if not last:
-                heapq.heappush(waiting, (places[b][0][k + 1], b, k + 1))
+                heapq.heappush(waiting, (positions[k + 1], b, k + 1))
             else:
                 del held[b]
 
