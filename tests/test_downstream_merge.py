@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from chatledger.core import Chunk, ExtractionRecord
+from chatledger.core import Chunk, ExtractionRecord, iter_json
 from chatledger.corpus import read_chunks, read_extractions
 from chatledger.downstream import (
     CONSUMER_NAMES,
@@ -122,3 +122,22 @@ def test_an_empty_run_merges_to_the_empty_agreement() -> None:
         empty = ConsumerOutput(name, (), ())
         expected = _whole(consumer.agreement(empty, empty))
         assert _merged(consumer, [], None) == expected, name
+
+
+def test_a_spool_writes_its_items_json_as_the_encoder_nests_them(tmp_path: Path) -> None:
+    # What a model's part of downstream.json copies instead of encoding every event after the
+    # last batch: the spool's text is the encoder's text of the list one level above its items.
+    items: list[Any] = [{"a": 1, "b": [1.5, float("inf")], "c": {"d": "é\n"}}, {}, [], "x"]
+    for level in (1, 4):
+        spool = ItemSpool(tmp_path, json_level=level)
+        written: list[str] = []
+        spool.write_json(written.append)
+        assert written == ["[]"]
+        spool.extend(items)
+        written = []
+        spool.write_json(written.append)
+        assert "".join(written) == "".join(iter_json(items, level=level - 1))
+        assert len(list(spool)) == 4  # and the items are still read back
+        spool.close()
+    text = "".join(iter_json({"k": [{"a": None}]}))
+    assert text == '{\n  "k": [\n    {\n      "a": null\n    }\n  ]\n}'

@@ -151,10 +151,12 @@ def dumps_json(value: Any, *, indent: int | None = 2) -> str:
     return json.dumps(strict_json(value), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def iter_json(value: Any, *, indent: int = 2) -> Iterator[str]:
+def iter_json(value: Any, *, indent: int = 2, level: int = 0) -> Iterator[str]:
     """:func:`dumps_json`'s text in pieces, without a strict copy of ``value`` or the whole
     text at once (a model's ``downstream.json`` part is tens of MB at 10,000 chunks): the
-    encoder ``json.dumps`` uses for indented output, writing a NaN or infinity as ``null``."""
+    encoder ``json.dumps`` uses for indented output, writing a NaN or infinity as ``null``.
+    ``level``: the text of ``value`` nested that many levels deep in a document (its lines
+    after the first indented as there)."""
 
     def floatstr(number: float) -> str:
         return float.__repr__(number) if math.isfinite(number) else "null"
@@ -174,7 +176,7 @@ def iter_json(value: Any, *, indent: int = 2) -> Iterator[str]:
         False,
         False,
     )
-    yield from encode(value, 0)
+    yield from encode(value, level)
 
 
 def atomic_write_json(path: str | Path, value: Any) -> None:

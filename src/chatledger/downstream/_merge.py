@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from chatledger.core import iter_json
 from chatledger.downstream._arcs import ArcsConsumer
 from chatledger.downstream._base import Consumer, ConsumerAgreement, ConsumerOutput
 from chatledger.downstream._daily import DailyReportConsumer
@@ -37,13 +38,21 @@ class ItemSpool(list[Any]):
     (:func:`chatledger.core.iter_json` iterates it and asks its length), so a summary holding
     it is written with its items read back one at a time; the ``list`` itself stays empty."""
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, json_level: int | None = None) -> None:
         super().__init__()
         self._file: IO[bytes] | None = (
             tempfile.TemporaryFile(dir=directory) if directory is not None else None  # noqa: SIM115
         )
         self._items: list[Any] = []
         self._count = 0
+        # With ``json_level``, each item's JSON text as the list's items are at that level
+        # (iter_json) is also written as it comes (:meth:`write_json`).
+        self._level = json_level
+        self._text: IO[str] | None = None
+        if json_level is not None:
+            self._text = tempfile.TemporaryFile(  # noqa: SIM115 - closed by close()
+                "w+", encoding="utf-8", newline="", dir=directory
+            )
 
     def append(self, item: Any) -> None:
         if self._file is None:
@@ -51,7 +60,30 @@ class ItemSpool(list[Any]):
         else:
             self._file.seek(0, 2)
             pickle.dump(item, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        if self._text is not None and self._level is not None:
+            self._text.write(
+                ("\n" if self._count == 0 else ",\n")
+                + "  " * self._level
+                + "".join(iter_json(item, level=self._level))
+            )
         self._count += 1
+
+    def write_json(self, write: Callable[[str], None]) -> None:
+        """The list's text as :func:`chatledger.core.iter_json` gives it with its items at
+        ``json_level``, from the items' texts written as they came (issue 34: encoded after
+        the last batch, a model's events were most of the time a run spent after its units)."""
+        if self._text is None or self._level is None:
+            raise RuntimeError("an ItemSpool without json_level has no text")
+        if not self._count:
+            write("[]")
+            return
+        write("[")
+        self._text.flush()
+        self._text.seek(0)
+        while block := self._text.read(1 << 20):
+            write(block)
+        self._text.seek(0, 2)
+        write("\n" + "  " * (self._level - 1) + "]")
 
     def extend(self, items: Iterable[Any]) -> None:
         for item in items:
@@ -79,6 +111,8 @@ class ItemSpool(list[Any]):
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
+        if self._text is not None:
+            self._text.close()
 
 
 class AgreementMerger:
@@ -88,13 +122,16 @@ class AgreementMerger:
     report, its days in the details' ``days`` — spools, not the agreement's tuples (left
     empty)."""
 
-    def __init__(self, consumer: Consumer[Any], directory: Path | None = None) -> None:
+    def __init__(
+        self, consumer: Consumer[Any], directory: Path | None = None, json_level: int | None = None
+    ) -> None:
         self.consumer = consumer
         self.rule = _RULE_OF.get(type(consumer))
         self.directory = directory
-        self.missed = ItemSpool(directory)
-        self.invented = ItemSpool(directory)
-        self._days = ItemSpool(directory)  # daily: the days with a reference line
+        # ``json_level``: the events' and days' spools keep their JSON text at that level.
+        self.missed = ItemSpool(directory, json_level)
+        self.invented = ItemSpool(directory, json_level)
+        self._days = ItemSpool(directory, json_level)  # daily: the days with a reference line
         self._later_days = ItemSpool(directory)  # daily: days with challenger lines only
         self._later_invented = ItemSpool(directory)  # daily: their lines
         self._sums: dict[str, int] = {}

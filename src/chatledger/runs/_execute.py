@@ -25,11 +25,13 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -144,6 +146,7 @@ BATCHES_PER_WORKER = 8
 # few hundred chunks a larger batch saves nothing (issue 34: 2,500-chunk batches at 10k).
 MAX_BATCH_CHUNKS = 200
 LINES_AT_ONCE = 4096  # judgement lines written to the stage's file at once
+EVENTS_LEVEL = 4  # the depth of an event in a model's part: part, consumers, one, missed
 
 
 def execute_run(
@@ -958,6 +961,7 @@ class _Run:
 
         from chatledger.downstream import (
             AgreementMerger,
+            ItemSpool,
             combine_agreements,
             get_consumer,
             skipped_consumers,
@@ -983,7 +987,7 @@ class _Run:
                     covered = batch.covered
                     skipped = skipped_consumers(covered, weights)
                     mergers = {
-                        name: AgreementMerger(get_consumer(name), self.out_dir)
+                        name: AgreementMerger(get_consumer(name), self.out_dir, EVENTS_LEVEL)
                         for name in consumer_weights(weights)
                         if name not in skipped
                     }
@@ -998,7 +1002,7 @@ class _Run:
             if units == 0:
                 skipped = skipped_consumers(covered, weights)
                 mergers = {
-                    name: AgreementMerger(get_consumer(name), self.out_dir)
+                    name: AgreementMerger(get_consumer(name), self.out_dir, EVENTS_LEVEL)
                     for name in consumer_weights(weights)
                     if name not in skipped
                 }
@@ -1021,16 +1025,32 @@ class _Run:
                 renormalisation=combined.renormalisation,
             )
             # The model's part of downstream.json: the summary with each consumer's events
-            # (and the daily report's days) read back from their files as it is written.
+            # (and the daily report's days) copied from the texts their spools wrote as they
+            # came (at EVENTS_LEVEL): each list is a marker string in the summary, a piece of
+            # its own in the encoder's output, replaced by the list's text.
             part = summary.model_dump(mode="json")
+            lists: dict[str, ItemSpool] = {}
             for name, a in agreements.items():
                 entry = part["consumers"][name]
-                entry["missed"] = mergers[name].missed
-                entry["invented"] = mergers[name].invented
+                found = {"missed": mergers[name].missed, "invented": mergers[name].invented}
                 if "days" in a.details:
-                    entry["days"] = a.details["days"]
+                    found["days"] = a.details["days"]
+                for key, items in found.items():
+                    marker = f"\x00{uuid.uuid4().hex} {len(lists)}\x00"
+                    entry[key] = marker
+                    lists[encode_basestring(marker)] = items
+            pieces: list[str] = []
             for piece in iter_json(part):
-                files.lines([piece])
+                listed = lists.get(piece)
+                if listed is None:
+                    pieces.append(piece)
+                    if len(pieces) < LINES_AT_ONCE:
+                        continue
+                else:
+                    listed.write_json(pieces.append)
+                files.lines(pieces)
+                pieces = []
+            files.lines(pieces)
             del part
         finally:
             for merger in mergers.values():
