@@ -29,6 +29,8 @@ Run:
 generated in a child process measured like a run (``generated`` in the results: wall, CPU,
 peak; the generator writes as it goes, so its peak does not depend on the size).
 ``--generate-only`` (with ``--corpora``) makes the corpora and records only that.
+``--merge A.json B.json --out C.json`` combines invocations (e.g. one executor per quiet
+window at 10,000 chunks) into one results file, the ratios to local recomputed.
 ``--timeline S`` records the tree's largest RSS in each S-second window of every run (where
 in the run the peak comes). Per-chunk wall and CPU (ms) are beside each size's figures.
 Writes benchmarks/results/bench_scale.json (or --out).
@@ -56,7 +58,26 @@ def run_once(
     entry = measure([*cli, "--no-report", "--executor", executor], timeline_s=timeline_s)
     entry["load_before"] = round(load_before, 1)
     entry["load_after"] = round(os.getloadavg()[0], 1)
+    entry["phases"] = run_phases(out, entry["wall_s"])
     return entry
+
+
+def run_phases(out: Path, wall_s: float) -> dict[str, float] | None:
+    """Where the run's wall time went, from its run.json timings: outside the run proper
+    (``outside``: interpreter, imports, starting and stopping the workers), the files' facts,
+    the units, and the rest in series (``rest``: planning — hashing the inputs — and, after
+    the last unit, what assembly is left, the statistics and the writing)."""
+    try:
+        timings = json.loads((out / "run.json").read_text(encoding="utf-8"))["timings"]
+        total, facts, units = timings["total_s"], timings["facts_s"], timings["units_s"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return {
+        "outside": round(wall_s - total, 2),
+        "facts": round(facts, 2),
+        "units": round(units, 2),
+        "rest": round(total - facts - units, 2),
+    }
 
 
 def median_entry(rounds: list[dict[str, Any]]) -> dict[str, Any]:
@@ -90,6 +111,35 @@ def corpus(root: Path, size: int, generated: dict[str, Any]) -> Path:
     return config
 
 
+def against_local(by_executor: dict[str, dict[str, Any]]) -> None:
+    """Each executor's wall, CPU and peak as ratios to local's (when local ran)."""
+    local = by_executor.get("local")
+    if local is not None:
+        for entry in by_executor.values():
+            entry["speedup_vs_local"] = round(local["wall_s"] / entry["wall_s"], 2)
+            entry["cpu_vs_local"] = round(entry["cpu_s"] / local["cpu_s"], 2)
+            entry["peak_vs_local"] = round(entry["peak_tree_mb"] / local["peak_tree_mb"], 2)
+
+
+def merge(names: list[str], out_name: str) -> None:
+    """Several invocations' results as one (each size's executors side by side, ratios to
+    local recomputed): a long comparison split over several quiet windows."""
+    folder = Path(__file__).parent / "results"
+    results: dict[str, Any] = {"merged_from": names}
+    for name in names:
+        data = json.loads((folder / name).read_text(encoding="utf-8"))
+        for key, value in data.items():
+            if key.isdigit():
+                results.setdefault(key, {}).update(value)
+            elif key not in results:
+                results[key] = value
+    for key in results:
+        if key.isdigit():
+            against_local(results[key])
+    (folder / out_name).write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -107,7 +157,16 @@ def main() -> None:
     parser.add_argument(
         "--timeline", type=float, metavar="S", help="record the tree's RSS per S-second window"
     )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="FILE",
+        help="combine results files of results/ (e.g. one executor per quiet window) into --out",
+    )
     args = parser.parse_args()
+    if args.merge:
+        merge(args.merge, args.out)
+        return
     sizes = sorted({*args.sizes, *([100_000] if args.with_100k else [])})
     executors = [*args.executors, *(["dask"] if args.dask else [])]
     load = os.getloadavg()
@@ -154,12 +213,7 @@ def main() -> None:
                 entry["wall_ms_per_chunk"] = round(entry["wall_s"] * 1000 / size, 2)
                 entry["cpu_ms_per_chunk"] = round(entry["cpu_s"] * 1000 / size, 2)
                 by_executor[executor] = entry
-            local = by_executor.get("local")
-            if local is not None:
-                for entry in by_executor.values():
-                    entry["speedup_vs_local"] = round(local["wall_s"] / entry["wall_s"], 2)
-                    entry["cpu_vs_local"] = round(entry["cpu_s"] / local["cpu_s"], 2)
-                    entry["peak_vs_local"] = round(entry["peak_tree_mb"] / local["peak_tree_mb"], 2)
+            against_local(by_executor)
             results[str(size)] = by_executor
     results["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
     print(json.dumps(results, indent=2))

@@ -15,6 +15,7 @@ numbers in the same order — and writes the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
@@ -32,6 +33,10 @@ U = TypeVar("U")
 R = TypeVar("R")
 
 EXECUTOR_KINDS = ("local", "processes", "dask")
+# How much lower the priority of this machine's workers is than the run's own (nice): the
+# run assembles the stages in threads while the units run (issue 34), and with every core
+# busy it then keeps up with the batches instead of leaving them for after the last unit.
+WORKER_NICE = 5
 DASK_CONNECT_TIMEOUT_S = 30.0  # how long to wait for a scheduler at dask:ADDRESS
 
 
@@ -144,7 +149,7 @@ class ProcessExecutor(Executor):
             self._pool = ProcessPoolExecutor(
                 max_workers=self.spec.workers,
                 mp_context=context,
-                initializer=worker_start,
+                initializer=start_pool_worker,
                 initargs=(os.getpid(),),
             )
         return self._pool
@@ -268,8 +273,13 @@ class DaskExecutor(Executor):
         # Each worker unpickles a unit's function on its first unit: importing the scoring
         # machinery then is ~1 s of every worker's, in series with the run unless done now.
         workers = list(self._client.scheduler_info().get("workers", {}))
+        # The run's own cluster's workers run beside it on this machine: a lower priority, as
+        # a pool's (another cluster's workers are left as they are).
+        nice = WORKER_NICE if self.spec.address is None else 0
         self._warming = [
-            self._client.submit(warm_worker, pure=False, workers=[w], allow_other_workers=False)
+            self._client.submit(
+                warm_worker, nice, pure=False, workers=[w], allow_other_workers=False
+            )
             for w in workers
         ]
 
@@ -303,9 +313,25 @@ class DaskExecutor(Executor):
                 self._cluster.close()
 
 
-def warm_worker() -> None:
-    """A worker's first unit (:meth:`Executor.warm_up`): import what every unit runs."""
+def warm_worker(nice: int = 0) -> None:
+    """A worker's first unit (:meth:`Executor.warm_up`): import what every unit runs, and
+    lower the priority of the thread that runs them by ``nice``."""
     importlib.import_module("chatledger.runs._units")
+    lower_priority(nice)
+
+
+def start_pool_worker(run_pid: int) -> None:
+    """A pool worker's start (``runs._lifetime.worker_start``), at :data:`WORKER_NICE`."""
+    worker_start(run_pid)
+    lower_priority(WORKER_NICE)
+
+
+def lower_priority(nice: int) -> None:
+    """``os.nice`` for the calling thread (Linux: a thread's own; elsewhere the process's),
+    where there is one and it is allowed."""
+    if nice > 0:
+        with contextlib.suppress(AttributeError, OSError):
+            os.nice(nice)
 
 
 def start_executor(spec: ExecutorSpec) -> Executor:
