@@ -123,19 +123,24 @@ def against_local(by_executor: dict[str, dict[str, Any]]) -> None:
 
 def merge(names: list[str], out_name: str) -> None:
     """Several invocations' results as one (each size's executors side by side, ratios to
-    local recomputed): a long comparison split over several quiet windows."""
+    local recomputed): a long comparison split over several quiet windows. An executor run
+    in several of them has its runs as rounds, and their medians."""
     folder = Path(__file__).parent / "results"
     results: dict[str, Any] = {"merged_from": names}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for name in names:
         data = json.loads((folder / name).read_text(encoding="utf-8"))
         for key, value in data.items():
             if key.isdigit():
-                results.setdefault(key, {}).update(value)
+                for executor, entry in value.items():
+                    runs.setdefault(key, {}).setdefault(executor, []).extend(
+                        entry.get("rounds", [entry])
+                    )
             elif key not in results:
                 results[key] = value
-    for key in results:
-        if key.isdigit():
-            against_local(results[key])
+    for key, by_executor in runs.items():
+        results[key] = {e: median_entry(entries) for e, entries in by_executor.items()}
+        against_local(results[key])
     (folder / out_name).write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
 
