@@ -154,6 +154,18 @@ def test_streamed_layer_3_table() -> None:
     assert data["10000"]["local"]["peak_tree_mb"] <= 1024
 
 
+def test_end_cut_10k_table() -> None:
+    """10,000 chunks after the end of the run was cut (issue 34's fifth part; bench_scale.py
+    --sizes 10000 20000 --executors local --timeline 10, from a copy of main, the 10,000-chunk
+    run and the baseline as it printed them: the 20,000-chunk run had not finished): under
+    the 1 GB target, and below the same run before it (bench_scale_10k_20k.json)."""
+    data = json.loads((RESULTS / "bench_scale_10k_end.json").read_text(encoding="utf-8"))
+    check_block("docs/scale.md", "scale-10k-end", "\n".join(_per_chunk_table(data)))
+    before = json.loads((RESULTS / "bench_scale_10k_20k.json").read_text(encoding="utf-8"))
+    peak = data["10000"]["local"]["peak_tree_mb"]
+    assert peak <= 1024 and peak < before["10000"]["local"]["peak_tree_mb"]
+
+
 def test_100k_table() -> None:
     """100,000 chunks × 3 challengers × 3 layers, `local` (bench_scale.py --sizes 100000
     --executors local --timeline 10): CPU per chunk within ±20 % of the 10,000-chunk run's
