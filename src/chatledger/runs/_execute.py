@@ -106,7 +106,13 @@ from chatledger.runs._stages import (
     stage_key,
     stat_column,
 )
-from chatledger.runs._stats import JUDGE_COLUMNS, ModelSeries, compute_run_stats, stats_rows
+from chatledger.runs._stats import (
+    JUDGE_COLUMNS,
+    ModelSeries,
+    compute_run_stats,
+    conversation_rows,
+    stats_rows,
+)
 from chatledger.runs._tables import RUN_LEVEL, Row, ScoreTableWriter, rows_table
 from chatledger.runs._units import (
     AuditUnit,
@@ -473,7 +479,7 @@ class _Run:
             matrix = _load_series(
                 series,
                 n_chunks,
-                _conversation_rows(index.conversations) if by_conversation else None,
+                conversation_rows(index.conversations) if by_conversation else None,
             )
             stats = compute_run_stats(
                 [s.series for s in series],
@@ -1483,16 +1489,6 @@ def _panel_is_known(audit: AuditUnit) -> bool:
     """Whether the panel is every judge whatever the audit finds: only ``strict`` drops a
     judge, and only when another passed (none passing keeps them all; see audit_panel)."""
     return audit.mode != "strict" or len(audit.judges) == 1
-
-
-def _conversation_rows(chunk_conversations: Sequence[str]) -> npt.NDArray[np.intp]:
-    """Each chunk's conversation as its place in order of first appearance."""
-    position: dict[str, int] = {}
-    return np.fromiter(
-        (position.setdefault(c, len(position)) for c in chunk_conversations),
-        dtype=np.intp,
-        count=len(chunk_conversations),
-    )
 
 
 def _str(path: Path | None) -> str | None:

@@ -198,13 +198,22 @@ class _Figures:
         return combine_arrays(values, self.layer_weights)
 
 
+def conversation_rows(chunk_conversations: Sequence[str]) -> npt.NDArray[np.intp]:
+    """Each chunk's conversation as its place in order of first appearance (the order of
+    the statistics' conversations)."""
+    position: dict[str, int] = {}
+    return np.fromiter(
+        (position.setdefault(c, len(position)) for c in chunk_conversations),
+        dtype=np.intp,
+        count=len(chunk_conversations),
+    )
+
+
 def _conversation_sums(
-    chunk_matrix: FloatArray, chunk_conversations: Sequence[str], conversations: Sequence[str]
+    chunk_matrix: FloatArray, chunk_conversations: Sequence[str], n_conversations: int
 ) -> FloatArray:
-    position = {conv: i for i, conv in enumerate(conversations)}
-    rows = np.array([position[c] for c in chunk_conversations], dtype=np.intp)
-    out = np.zeros((len(conversations), chunk_matrix.shape[1]), dtype=np.float64)
-    np.add.at(out, rows, chunk_matrix)
+    out = np.zeros((n_conversations, chunk_matrix.shape[1]), dtype=np.float64)
+    np.add.at(out, conversation_rows(chunk_conversations), chunk_matrix)
     return out
 
 
@@ -261,7 +270,7 @@ def compute_run_stats(
             raise ValueError(
                 f"chunk matrix {chunk_matrix.shape}, expected {(n_chunks, chunk_width)}"
             )
-        chunk_sums = _conversation_sums(chunk_matrix, chunk_conversations, conversations)
+        chunk_sums = _conversation_sums(chunk_matrix, chunk_conversations, k)
     del chunk_blocks
     conv_blocks = [chunk_sums]
     for model in series:
