@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,23 +154,37 @@ def test_serve_local_serves_the_model_to_any_openai_client_until_ctrl_c(
         assert first.startswith("serving smollm2-135m (node) at http://127.0.0.1:"), first
         assert model_id.startswith("model id: openai-compatible:http://127.0.0.1:")
         base_url = first.rsplit(" at ", 1)[1].strip()
-        request = urllib.request.Request(
-            f"{base_url}/chat/completions",
-            data=json.dumps(
-                {
-                    "model": "smollm2-135m",
-                    "messages": [{"role": "user", "content": "Say hello."}],
-                    "max_tokens": 8,
-                    "temperature": 0,
-                }
-            ).encode(),
-            headers={"Content-Type": "application/json"},
+        system = "You answer in one short sentence. " * 20
+
+        def ask(user: str) -> dict[str, Any]:
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+            payload = {"model": "smollm2-135m", "messages": messages, "max_tokens": 8}
+            request = urllib.request.Request(
+                f"{base_url}/chat/completions",
+                data=json.dumps({**payload, "temperature": 0}).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=120) as reply:
+                assert reply.status == 200
+                answer: dict[str, Any] = json.loads(reply.read())
+            return answer
+
+        hello = ask("Say hello.")
+        assert hello["choices"][0]["message"]["content"]
+        assert 0 < hello["usage"]["completion_tokens"] <= 8
+        assert hello["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
+        # The next prompt shares the system prompt (~140 tokens): only its end is evaluated, and
+        # the usage still counts the whole prompt.
+        goodbye = ask("Say goodbye.")
+        cached = goodbye["usage"]["prompt_tokens_details"]["cached_tokens"]
+        assert 100 <= cached < goodbye["usage"]["prompt_tokens"]
+        assert abs(goodbye["usage"]["prompt_tokens"] - hello["usage"]["prompt_tokens"]) <= 3
+        # What the cache held changes nothing in the answer.
+        again = ask("Say hello.")
+        assert (
+            again["choices"][0]["message"]["content"] == hello["choices"][0]["message"]["content"]
         )
-        with urllib.request.urlopen(request, timeout=120) as reply:
-            assert reply.status == 200
-            body = json.loads(reply.read())
-        assert body["choices"][0]["message"]["content"]
-        assert 0 < body["usage"]["completion_tokens"] <= 8
+        assert again["usage"]["prompt_tokens"] == hello["usage"]["prompt_tokens"]
     finally:
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=60)

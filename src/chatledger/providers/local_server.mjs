@@ -10,7 +10,9 @@
 //                                  repeat_penalty, response_format: {type: "json_schema",
 //                                  json_schema: {schema}}} → a chat.completion object
 //
-// Requests are answered one at a time (one context sequence). A response_format schema becomes
+// Requests are answered one at a time (one context sequence, kept between requests: a prompt
+// that begins like the previous one is evaluated only from where they differ, and
+// usage.prompt_tokens_details.cached_tokens says how many tokens that saved). A response_format schema becomes
 // a grammar (node-llama-cpp's JSON-schema grammar: no anyOf — ChatLedger sends its strict
 // schema variant); a schema the grammar cannot take is a 400, on which the client falls back
 // to asking for the schema in the prompt.
@@ -39,6 +41,11 @@ const nlc = await import(pathToFileURL(join(modules, "node-llama-cpp", "dist", "
 const llama = await nlc.getLlama({ gpu: false, build: "never", logLevel: "error" });
 const model = await llama.loadModel({ modelPath });
 const context = await model.createContext({ contextSize, threads, sequences: 1 });
+// One sequence for the server's life: its KV cache keeps the last request's tokens, and the next
+// request evaluates only from the first token that differs. ChatLedger's prompts share a long
+// fixed head (instructions, schema, example) before the conversation, so that is most of the
+// prompt evaluation saved — on a CPU, where prompt evaluation is most of a request's time.
+const sequence = context.getSequence();
 const grammars = new Map();
 let queue = Promise.resolve();
 let served = 0;
@@ -71,9 +78,12 @@ async function complete(body) {
       throw new HttpError(400, `response_format json_schema is not supported: ${error.message}`);
     }
   }
-  const sequence = context.getSequence();
   const before = sequence.tokenMeter.getState();
-  const session = new nlc.LlamaChatSession({ contextSequence: sequence, systemPrompt: system });
+  const session = new nlc.LlamaChatSession({
+    contextSequence: sequence,
+    systemPrompt: system,
+    autoDisposeSequence: false,
+  });
   try {
     if (turns.length) {
       session.setChatHistory([
@@ -95,6 +105,9 @@ async function complete(body) {
           : false,
     });
     const used = sequence.tokenMeter.diff(before);
+    // The sequence now holds this prompt and the answer; the meter counts only the prompt tokens
+    // evaluated, so the rest of the prompt came from the previous request's cache.
+    const promptTokens = Math.max(used.usedInputTokens, sequence.contextTokens.length - used.usedOutputTokens);
     served += 1;
     return {
       id: `chatcmpl-local-${served}`,
@@ -109,13 +122,14 @@ async function complete(body) {
         },
       ],
       usage: {
-        prompt_tokens: used.usedInputTokens,
+        prompt_tokens: promptTokens,
         completion_tokens: used.usedOutputTokens,
-        total_tokens: used.usedInputTokens + used.usedOutputTokens,
+        total_tokens: promptTokens + used.usedOutputTokens,
+        prompt_tokens_details: { cached_tokens: promptTokens - used.usedInputTokens },
       },
     };
   } finally {
-    session.dispose({ disposeSequence: true });
+    session.dispose({ disposeSequence: false });
   }
 }
 
