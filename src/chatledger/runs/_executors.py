@@ -38,6 +38,23 @@ EXECUTOR_KINDS = ("local", "processes", "dask")
 # busy it then keeps up with the batches instead of leaving them for after the last unit.
 WORKER_NICE = 5
 DASK_CONNECT_TIMEOUT_S = 30.0  # how long to wait for a scheduler at dask:ADDRESS
+# The run's own LocalCluster (issue 34: dask within 10 % of processes:2). Its scheduler runs
+# in the run's process, beside the threads that assemble the stages, and every process of it
+# (scheduler, nannies, workers) wakes up for what a dashboard or a shared, long-lived cluster
+# needs; a worker's event loop then takes the GIL from the unit its thread runs. Off or rarer:
+# - the statistical profiler: every worker's stack sampled every 10 ms;
+# - the event loop's health check ("tick"), every 20 ms in every process: once a second;
+# - the system monitor (CPU, memory, network of each process for the dashboard): 500 ms → 5 s;
+# - work stealing: the units are alike and the run takes their results in order, so a unit
+#   moved to another worker only reorders them (and costs the scheduler a pass a second);
+# - the active memory manager (replicas of results the run takes once): off.
+LOCAL_CLUSTER_CONFIG: dict[str, object] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.scheduler.work-stealing": False,
+    "distributed.scheduler.active-memory-manager.start": False,
+}
 
 
 @dataclass(frozen=True)
@@ -240,13 +257,14 @@ class DaskExecutor(Executor):
     def _start(self, distributed: Any, address: str | None) -> None:
         try:
             if address is None:
-                # No statistical profiler in the run's own workers: it samples every worker's
-                # stack every 10 ms (a thread that takes the GIL from the unit it samples) for
-                # a dashboard the run never shows. Nannies hand the config to their workers.
+                # The run's own cluster without what only a long-lived, shared one needs
+                # (LOCAL_CLUSTER_CONFIG). Nannies hand the config to their workers.
                 dask: Any = importlib.import_module("dask")
-                with dask.config.set({"distributed.worker.profile.enabled": False}):
+                with dask.config.set(LOCAL_CLUSTER_CONFIG):
                     self._cluster = self._local_cluster(distributed)
-                self._client = distributed.Client(self._cluster)
+                # Results straight from the workers: not relayed by the scheduler, which
+                # runs in this process too (each batch's bytes would cross it twice).
+                self._client = distributed.Client(self._cluster, direct_to_workers=True)
             else:
                 self._client = distributed.Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
         except OSError as exc:
@@ -267,6 +285,11 @@ class DaskExecutor(Executor):
             dashboard_address="127.0.0.1:0",
             host="127.0.0.1",
             silence_logs=logging.ERROR,  # no nanny chatter on a normal close
+            # No memory management: a unit's working set is a batch (≤ 200 chunks) and its
+            # result leaves the worker as soon as the run takes it, so there is nothing to
+            # spill, and the nanny and the worker would each poll the worker's memory every
+            # 100 ms for thresholds the run never reaches.
+            memory_limit=0,
         )
 
     def warm_up(self) -> None:
