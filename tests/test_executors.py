@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -99,10 +99,10 @@ def test_a_rerun_skips_finished_stages_and_writes_the_same_bytes(
             return original(fn, batch)  # type: ignore[arg-type]
 
         def imap_and_count(
-            fn: object, batch: list[object], head: object = None
+            fn: object, batch: list[object], heads: Sequence[object] = ()
         ) -> Iterator[object]:
-            units.append(len(batch) + (head is not None))
-            return original_imap(fn, batch, head)  # type: ignore[arg-type]
+            units.append(len(batch) + len(heads))
+            return original_imap(fn, batch, heads)  # type: ignore[arg-type]
 
         self.pool.map = map_and_count  # type: ignore[method-assign]
         self.pool.imap = imap_and_count  # type: ignore[method-assign]
@@ -114,9 +114,9 @@ def test_a_rerun_skips_finished_stages_and_writes_the_same_bytes(
     assert isinstance(record, ConversationRun)
     layer_stages = [s for s in record.stages if s.stage in ("score", "judge", "downstream")]
     assert len(layer_stages) == 3 * challengers and all(s.reused for s in layer_stages)
-    # Only the index and the per-file facts (index + reference + challengers), then the
-    # judges' audit alone (one judge: it runs beside the batches, and there is none); no batch.
-    assert units == [2 + challengers, 1]
+    # Only the index and the reference's facts, then the judges' audit and the challengers'
+    # facts (one judge: they run beside the batches, and there is none); no batch.
+    assert units == [2, 1 + challengers]
     assert _digests(out) == _digests(local_run)
 
 

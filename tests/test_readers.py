@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chatledger.core import InputError, RecordStatus
-from chatledger.corpus import read_chunks, read_extractions
+from chatledger.corpus import extraction_model, read_chunks, read_extractions
 from conftest import EXAMPLES, write_jsonl
 
 
@@ -206,6 +206,25 @@ def test_read_extractions_never_raises_on_model_output(tmp_path: Path) -> None:
 def test_read_extractions_model_defaults_to_file_stem(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "cheap-model.jsonl", [{"chunk_id": "c-1", "extraction": {}}])
     assert read_extractions(path).model == "cheap-model"
+    assert extraction_model(path) == "cheap-model"
+
+
+def test_extraction_model_is_the_files_model_read_only_that_far(tmp_path: Path) -> None:
+    # Issue 34: a run names a challenger before its facts are read (they come beside the
+    # batches): the name is read_extractions' — the first record naming a model, whatever
+    # its status — read only as far as that record.
+    rows: list[dict[str, Any] | str] = [
+        "not json at all",
+        json.dumps({"chunk_id": "c-1", "extraction": {}}),  # no model
+        json.dumps({"chunk_id": "c-1", "model": "dup", "extraction": {}}),  # a duplicate
+        _line("c-2", {}),
+        "[not json either",
+    ]
+    path = write_jsonl(tmp_path / "x.jsonl", rows)
+    assert read_extractions(path).model == "dup"
+    assert extraction_model(path) == "dup"
+    with pytest.raises(InputError, match="file not found"):
+        extraction_model(tmp_path / "nope.jsonl")
 
 
 def test_read_extractions_missing_file_is_an_input_error(tmp_path: Path) -> None:

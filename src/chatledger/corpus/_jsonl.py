@@ -449,6 +449,14 @@ class ExtractionStream:
         if not self.model:
             self.model = Path(self.path).stem
 
+    def close(self) -> None:
+        """Stop reading: the file is closed (what was not read stays unread)."""
+        self._lines.close()
+        self._done = True
+        if self._again is not None:
+            self._again.close()
+            self._again = None
+
     def _next_kept(self) -> tuple[ExtractionRecord, tuple[int, int, int]] | None:
         """The next line's record when it is kept (sample 0, first for its chunk)."""
         while not self._done:
@@ -538,6 +546,20 @@ def _line_identity(json_line: JsonLine, path: str) -> tuple[str | None, int]:
         return chunk_id, sample
     record, _problem, sample = _parse_line(json_line, path=path)
     return (record.chunk_id if record is not None else None), sample
+
+
+def extraction_model(path: str | Path) -> str:
+    """The model an extraction file names (``read_extractions(path).model``): that of its first
+    record naming one — read only as far as that record — or else the file's stem."""
+    stream = ExtractionStream(path)
+    try:
+        for _ in stream.records():
+            if stream.model:
+                return stream.model
+        stream.drain()
+        return stream.model
+    finally:
+        stream.close()
 
 
 def index_extraction_lines(path: str | Path) -> LineIndex:

@@ -37,7 +37,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -255,7 +255,7 @@ def read_json_lines(path: str | Path) -> Iterator[JsonLine]:
         yield line
 
 
-def read_json_lines_at(path: str | Path) -> Iterator[tuple[JsonLine, int, int]]:
+def read_json_lines_at(path: str | Path) -> Generator[tuple[JsonLine, int, int], None, None]:
     """:func:`read_json_lines` with where each line sits: (line, byte offset, byte length),
     so that a reader can come back to one line (:func:`reread_json_line`,
     :func:`read_json_lines_located`)."""

@@ -49,7 +49,12 @@ from chatledger.core import (
     iter_json,
     prepare_output_dir,
 )
-from chatledger.corpus import index_extraction_lines, iter_chunks, read_indexed_records
+from chatledger.corpus import (
+    extraction_model,
+    index_extraction_lines,
+    iter_chunks,
+    read_indexed_records,
+)
 from chatledger.judge import SCORE_NAMES, Graded, aggregate_chunk, panel_agreement
 from chatledger.providers import ProviderHub
 from chatledger.record import (
@@ -208,13 +213,19 @@ class _ModelPlan:
     index: int
     name: str
     path: Path
-    facts: ModelFacts
     keys: dict[str, str] = field(default_factory=dict)  # layer → stage key
     reused: dict[str, StageOutput] = field(default_factory=dict)
+    # What the file says as a whole (runs._units.describe_model): computed beside the batches
+    # and given after them (issue 34), so a stage assembled in a thread waits for it.
+    found: Future[ModelFacts] = field(default_factory=Future)
 
     @property
     def file_key(self) -> str:
         return safe_file_name(self.name)
+
+    @property
+    def facts(self) -> ModelFacts:
+        return self.found.result()
 
 
 class _Run:
@@ -308,12 +319,14 @@ class _Run:
                 tuple(config.weights.consumers.items()) if config.weights.consumers else None
             ),
         )
-        # What each file holds as a whole (and the chunk order), all at once on the executor;
-        # the audit first (the longest unit).
+        # What the batches need first, all at once on the executor: the chunk order and the
+        # reference as a whole (its coverage, its model); the audit first (the longest unit).
+        # The challengers' files as a whole are described beside the batches (issue 34: the
+        # facts stage parsed every file before any batch, ~6 % of a run with a worker idle).
         units: list[Any] = [audit] if audit is not None else []
         units.append(IndexUnit(str(chunks_path)))
         units.append(ModelUnit(spec, "reference", str(reference_path), is_reference=True))
-        units += [
+        challenger_units = [
             ModelUnit(spec, f"challengers.{i}", str(p), gold_path=_str(gold_path))
             for i, p in enumerate(challenger_paths)
         ]
@@ -338,7 +351,6 @@ class _Run:
         model_judges = [j for j in model_judges if j.name in self.panel_audit.panel]
         index: ChunkIndex = described[0]
         reference_facts: ModelFacts = described[1]
-        challenger_facts: list[ModelFacts] = described[2 : 2 + len(challenger_paths)]
         reference_gold: ModelFacts | None = described[-1] if gold_path is not None else None
         layers_scored, unscored_note = self._scored_layers(reference_facts.covered)
         weights_used, note = layer_weights_used(config.weights.layers, layers_scored)
@@ -353,7 +365,7 @@ class _Run:
                 "offline_judges": tuple(j.name for j in offline_judges),
             }
         )
-        plans = self._plan_models(challenger_paths, challenger_facts, reference_name, spec)
+        plans = self._plan_models(challenger_paths, reference_name, spec)
 
         # Stages score / judge / downstream: every batch of every model still to compute.
         n_chunks = len(index.chunk_ids)
@@ -389,10 +401,11 @@ class _Run:
                 for layer in config.layers:
                     if layer not in plan.reused:
                         stages.start(plan, layer)
-            # The audit starts first (the longest unit) and is given last: the batches' results
-            # come in while it runs.
+            # The audit and the challengers' facts start first (the longest units) and are
+            # given last: the batches' results come in while they run.
             stream: Sequence[IndexUnit | ModelUnit | BatchUnit | BatchGroup | AuditUnit] = groups
-            results = self.pool.imap(run_unit, stream, head=beside)
+            heads: list[ModelUnit | AuditUnit] = [beside] if beside is not None else []
+            results = self.pool.imap(run_unit, stream, heads=[*heads, *challenger_units])
             for group_units in groups:
                 pickled = next(results)
                 raise_if_interrupted()  # a Ctrl-C swallowed in a gc callback (runs._lifetime)
@@ -402,9 +415,14 @@ class _Run:
                 stages.raise_failed()
             if beside is not None:
                 self._audited(next(results), beside)
+            for plan in plans:
+                plan.found.set_result(next(results))
             raise_if_interrupted()
         except BaseException:
-            by_model.abort()  # the stages waiting for batches end
+            by_model.abort()  # the stages waiting for batches (or facts) end
+            for plan in plans:
+                if not plan.found.done():
+                    plan.found.set_exception(_SpoolAborted())
             raise
         compute_s = time.perf_counter() - t0
         # Wall time of the units on the executor (the part more workers can shorten).
@@ -643,11 +661,7 @@ class _Run:
         return [x for x in layers if x != "downstream"], note
 
     def _plan_models(
-        self,
-        paths: list[Path],
-        facts: list[ModelFacts],
-        reference_name: str,
-        spec: RunSpec,
+        self, paths: list[Path], reference_name: str, spec: RunSpec
     ) -> list[_ModelPlan]:
         config = self.config
         store = StageStore(self.out_dir)
@@ -655,8 +669,10 @@ class _Run:
         plans: list[_ModelPlan] = []
         reference_path = Path(spec.reference_path)
         chunks_path = Path(spec.chunks_path)
-        for i, (path, fact) in enumerate(zip(paths, facts, strict=True)):
-            name = config.challengers[i].label or fact.source_model or path.stem
+        for i, path in enumerate(paths):
+            # The model the file names (the facts' source_model), read as far as its first
+            # record naming one: the facts come beside the batches, which need the name.
+            name = config.challengers[i].label or extraction_model(path)
             if name in seen:
                 raise InputError(
                     f"model name {name!r} is used twice; give each challenger a unique 'name'",
@@ -664,7 +680,7 @@ class _Run:
                     field=f"challengers.{i}",
                 )
             seen.add(name)
-            plan = _ModelPlan(i, name, path, fact)
+            plan = _ModelPlan(i, name, path)
             settings: dict[str, Any] = {"model": name, "reference": spec.reference_model}
             plan.keys["extraction"] = self._key(
                 "score",

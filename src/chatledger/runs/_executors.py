@@ -107,15 +107,16 @@ class Executor(ABC):
     @abstractmethod
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]: ...
 
-    def imap(self, fn: Callable[[U], R], units: Sequence[U], head: U | None = None) -> Iterator[R]:
+    def imap(
+        self, fn: Callable[[U], R], units: Sequence[U], heads: Sequence[U] = ()
+    ) -> Iterator[R]:
         """:meth:`map` one result at a time, in unit order, each released by the executor
-        once given: the caller need not hold them all. ``head``, a unit started before the
-        others (a long one), gives its result after theirs: the caller is not kept waiting
-        for it while theirs come in."""
-        results = self.map(fn, [head, *units] if head is not None else units)
-        yield from results[1:] if head is not None else results
-        if head is not None:
-            yield results[0]
+        once given: the caller need not hold them all. ``heads``, units started before the
+        others (long ones), give their results after theirs, in their order: the caller is
+        not kept waiting for them while theirs come in."""
+        results = self.map(fn, [*heads, *units])
+        yield from results[len(heads) :]
+        yield from results[: len(heads)]
 
     def warm_up(self) -> None:  # noqa: B027 - a no-op unless the executor has workers
         """Start the workers and have them import the units' code now, without waiting: the
@@ -139,12 +140,13 @@ class LocalExecutor(Executor):
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
         return [fn(unit) for unit in units]
 
-    def imap(self, fn: Callable[[U], R], units: Sequence[U], head: U | None = None) -> Iterator[R]:
-        first = fn(head) if head is not None else None
+    def imap(
+        self, fn: Callable[[U], R], units: Sequence[U], heads: Sequence[U] = ()
+    ) -> Iterator[R]:
+        first = [fn(head) for head in heads]
         for unit in units:
             yield fn(unit)
-        if head is not None:
-            yield first  # type: ignore[misc]  # R, computed above
+        yield from first
 
 
 class ProcessExecutor(Executor):
@@ -190,15 +192,17 @@ class ProcessExecutor(Executor):
             futures = [pool.submit(fn, unit) for unit in units]
         return [future.result() for future in futures]
 
-    def imap(self, fn: Callable[[U], R], units: Sequence[U], head: U | None = None) -> Iterator[R]:
-        everything = [head, *units] if head is not None else list(units)
+    def imap(
+        self, fn: Callable[[U], R], units: Sequence[U], heads: Sequence[U] = ()
+    ) -> Iterator[R]:
+        everything = [*heads, *units]
         if len(everything) <= 1:
             yield from self.map(fn, everything)
             return
         with interrupts_deferred():
             pool = self._get_pool()
             futures: list[Future[R] | None] = [pool.submit(fn, unit) for unit in everything]
-        order = [*range(1, len(futures)), 0] if head is not None else range(len(futures))
+        order = [*range(len(heads), len(futures)), *range(len(heads))]
         for i in order:
             future = futures[i]
             assert future is not None
@@ -314,12 +318,14 @@ class DaskExecutor(Executor):
         results: list[R] = self._client.gather(futures)
         return results
 
-    def imap(self, fn: Callable[[U], R], units: Sequence[U], head: U | None = None) -> Iterator[R]:
-        everything = [head, *units] if head is not None else list(units)
+    def imap(
+        self, fn: Callable[[U], R], units: Sequence[U], heads: Sequence[U] = ()
+    ) -> Iterator[R]:
+        everything = [*heads, *units]
         if not everything:
             return
         futures: list[Any] = self._client.map(fn, everything, pure=False)
-        order = [*range(1, len(futures)), 0] if head is not None else range(len(futures))
+        order = [*range(len(heads), len(futures)), *range(len(heads))]
         for i in order:
             future = futures[i]
             result: R = self._client.gather(future)
