@@ -288,7 +288,12 @@ class DaskExecutor(Executor):
             # UserWarning into the run's output.
             dashboard_address="127.0.0.1:0",
             host="127.0.0.1",
-            silence_logs=logging.ERROR,  # no nanny chatter on a normal close
+            # Only what stops a cluster process is printed. A unit's failure reaches the run
+            # through its future (and the run says it in its own words); what the workers log
+            # at ERROR is the cluster's own business — at a Ctrl-C, every process of the group
+            # gets the signal and a worker whose scheduler went first logs its failed heartbeat
+            # as a traceback (seen in CI), where the run owes the user one line.
+            silence_logs=logging.CRITICAL,
             # No memory management: a unit's working set is a batch (≤ 200 chunks) and its
             # result leaves the worker as soon as the run takes it, so there is nothing to
             # spill, and the nanny and the worker would each poll the worker's memory every
